@@ -1,0 +1,150 @@
+"""Providers, models, configurations and the routing settings, as resolved from config.
+
+Prices are exact decimals (USD per 1M tokens); ``None`` means "not known", never 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from enum import StrEnum
+
+
+class Capability(StrEnum):
+    CHAT = "chat"
+    COMPLETION = "completion"
+    EMBEDDINGS = "embeddings"
+    VISION = "vision"
+    TOOLS = "tools"
+    STREAMING = "streaming"
+    JSON_MODE = "json_mode"
+
+
+class Operation(StrEnum):
+    CHAT = "chat"
+    TOOLS = "tools"
+    VISION = "vision"
+    STREAM = "stream"
+    EMBEDDING = "embedding"
+    COMPLETION = "completion"
+
+
+class PolicyMode(StrEnum):
+    PROVIDER_PRIORITY = "providerPriority"
+    BALANCED = "balanced"
+    QUALITY = "quality"
+    ECONOMY = "economy"
+
+
+class AdapterType(StrEnum):
+    OPENAI = "openai"
+    AZURE_OPENAI = "azure_openai"
+    ANTHROPIC = "anthropic"
+    OLLAMA = "ollama"
+    OPENROUTER = "openrouter"
+    GROQ = "groq"
+    TOGETHER = "together"
+    MISTRAL = "mistral"
+    CUSTOM = "custom"
+    ECHO = "echo"  # built-in demo adapter: answers locally, needs no key
+
+
+@dataclass(frozen=True, slots=True)
+class Price:
+    """USD per 1M tokens."""
+
+    input: Decimal
+    output: Decimal
+    cache_read: Decimal | None = None
+    cache_write: Decimal | None = None
+
+    @property
+    def combined(self) -> Decimal:
+        return self.input + self.output
+
+
+@dataclass(frozen=True, slots=True)
+class Provider:
+    id: str
+    adapter: AdapterType
+    base_url: str
+    api_key: str | None = field(default=None, repr=False)
+    priority: int = 50
+    timeout_seconds: float = 120.0
+    max_retries: int = 2
+    stream_usage: bool = True
+    api_version: str | None = None  # azure_openai's api-version, anthropic's anthropic-version
+
+
+@dataclass(frozen=True, slots=True)
+class Model:
+    id: str
+    provider: str  # provider id
+    name: str  # what the upstream is sent
+    capabilities: frozenset[Capability] = frozenset()
+    context_length: int | None = None
+    max_output_tokens: int | None = None
+    price: Price | None = None
+    active: bool = True
+    default: bool = False
+    order: int = 0  # position in the YAML: the final tiebreak
+
+
+@dataclass(frozen=True, slots=True)
+class Criteria:
+    capabilities: frozenset[Capability] = frozenset()
+    adapter_types: frozenset[AdapterType] | None = None
+    min_context_length: int = 0
+    max_cost_input: Decimal = Decimal(0)
+    prefer_lowest_cost: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetLimits:
+    """0 or None = unlimited."""
+
+    requests: int | None = None
+    tokens: int | None = None
+    cost: Decimal | None = None
+
+    @property
+    def unlimited(self) -> bool:
+        return not (self.requests or self.tokens or self.cost)
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetSpec:
+    daily: BudgetLimits | None = None
+    monthly: BudgetLimits | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CacheSpec:
+    ttl_seconds: int
+
+
+@dataclass(frozen=True, slots=True)
+class Configuration:
+    id: str
+    mode: str  # "fixed" | "criteria"
+    model: str | None = None  # model id, fixed mode
+    policy_mode: PolicyMode | None = None  # overrides routing.policyMode
+    fallback: tuple[str, ...] = ()
+    criteria: Criteria = Criteria()
+    budget: BudgetSpec | None = None
+    cache: CacheSpec | None = None
+
+    @property
+    def is_fixed(self) -> bool:
+        return self.mode == "fixed"
+
+
+@dataclass(frozen=True, slots=True)
+class RoutingSettings:
+    policy_mode: PolicyMode = PolicyMode.PROVIDER_PRIORITY
+    call_history: bool = False
+    call_history_days: int = 7
+    call_history_min_calls: int = 5
+    call_history_cache_seconds: int = 300
+    operation_capability_enforcement: str = "enforce"  # enforce | observe
+    list_price_ceiling: Decimal = Decimal("1.00")

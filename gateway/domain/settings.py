@@ -1,0 +1,91 @@
+"""The resolved gateway configuration: what the loader hands to the rest of the code.
+
+Everything here is validated already (references resolved, no unknown keys);
+secrets are kept only as SHA-256 hex digests, except provider keys, which must
+be sent upstream and are therefore excluded from ``repr``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gateway.domain.model import BudgetSpec, Configuration, Model, Provider, RoutingSettings
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSettings:
+    host: str = "127.0.0.1"
+    port: int = 4000
+    workers: int = 1
+    max_body_bytes: int = 16 * 1024 * 1024
+    request_timeout_seconds: float = 600.0
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseSettings:
+    url: str = "sqlite+aiosqlite:///gateway.db"
+
+
+@dataclass(frozen=True, slots=True)
+class TelemetrySettings:
+    enabled: bool = True
+    retention_days: int = 90
+
+
+@dataclass(frozen=True, slots=True)
+class CacheStoreSettings:
+    store: str = "database"  # database | redis
+    redis_url: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    id: str
+    key_hash: str = field(repr=False)  # hex SHA-256 of the key, never the key
+    configurations: frozenset[str] | None = None  # None: every configuration
+    budget: BudgetSpec | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AuthSettings:
+    admin_key_hash: str | None = field(default=None, repr=False)
+    keys: tuple[ApiKey, ...] = ()
+    allow_unauthenticated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class HealthSettings:
+    window_seconds: int = 900
+    cache_seconds: int = 60
+    reorder_fallback: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CircuitBreakerSettings:
+    failure_threshold: int = 5
+    cooldown_seconds: float = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class GatewayConfig:
+    server: ServerSettings = ServerSettings()
+    database: DatabaseSettings = DatabaseSettings()
+    telemetry: TelemetrySettings = TelemetrySettings()
+    expose_models: bool = False
+    cache: CacheStoreSettings = CacheStoreSettings()
+    auth: AuthSettings = AuthSettings()
+    routing: RoutingSettings = RoutingSettings()
+    health: HealthSettings = HealthSettings()
+    circuit_breaker: CircuitBreakerSettings = CircuitBreakerSettings()
+    providers: dict[str, Provider] = field(default_factory=dict)  # in YAML order
+    models: tuple[Model, ...] = ()  # in YAML order (Model.order = index)
+    configurations: dict[str, Configuration] = field(default_factory=dict)
+
+    def model(self, model_id: str) -> Model:
+        for m in self.models:
+            if m.id == model_id:
+                return m
+        raise KeyError(model_id)
+
+    def provider_of(self, model: Model) -> Provider:
+        return self.providers[model.provider]
