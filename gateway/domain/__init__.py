@@ -26,6 +26,7 @@ from gateway.domain.settings import (
     ServerSettings,
     TelemetrySettings,
 )
+from gateway.domain.signals import HealthSample, HistoryFigures, HistoryKey
 from gateway.domain.usage import Usage
 
 __all__ = [
@@ -42,7 +43,10 @@ __all__ = [
     "Criteria",
     "DatabaseSettings",
     "GatewayConfig",
+    "HealthSample",
     "HealthSettings",
+    "HistoryFigures",
+    "HistoryKey",
     "Model",
     "Operation",
     "PolicyMode",
