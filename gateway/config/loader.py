@@ -1,0 +1,69 @@
+"""Load the gateway's YAML configuration: text -> tree -> ${ENV} -> schema -> GatewayConfig.
+
+Two phases, as TensorZero does: parse into the schema with unknown keys
+denied (``convert``), then resolve and validate references (``resolve``).
+Every problem of every phase is collected and raised together in one
+:class:`ConfigError`; phase 2 runs even when phase 1 found problems (entries
+that failed are skipped), so one run shows all there is to fix.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from gateway.config.convert import to_struct, yaml_type
+from gateway.config.env import interpolate, shield
+from gateway.config.errors import ConfigError, Problems
+from gateway.config.resolve import resolve
+from gateway.config.schema import FileSchema
+from gateway.config.yaml_text import SYNTAX_ERROR, parse_yaml
+from gateway.domain.settings import GatewayConfig
+
+
+def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> GatewayConfig:
+    """The configuration in the file at ``path``; ConfigError listing every problem."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
+        raise ConfigError([f"{source}: cannot read the file: {reason}"]) from exc
+    return load_config_text(text, environ, source=source)
+
+
+def load_config_text(
+    text: str, environ: Mapping[str, str] | None = None, source: str = "<string>"
+) -> GatewayConfig:
+    """The configuration in ``text``; ``environ`` defaults to ``os.environ``."""
+    problems = Problems()
+    config = _load(text, os.environ if environ is None else environ, source, problems)
+    if config is None or problems:
+        raise ConfigError(problems.lines())
+    return config
+
+
+def check_config(path: str | Path, environ: Mapping[str, str] | None = None) -> list[str]:
+    """Every problem in the file at ``path``; empty when it loads."""
+    try:
+        load_config(path, environ)
+    except ConfigError as exc:
+        return exc.problems
+    return []
+
+
+def _load(
+    text: str, environ: Mapping[str, str], source: str, problems: Problems
+) -> GatewayConfig | None:
+    tree = parse_yaml(shield(text), source, problems)
+    if tree is SYNTAX_ERROR:
+        return None
+    if not isinstance(tree, dict):
+        problems.add("", f"expected a mapping at the top level, got {yaml_type(tree)}")
+        return None
+    tree = interpolate(tree, environ, problems)
+    file = to_struct(tree, FileSchema, problems)
+    if file is None:
+        return None
+    return resolve(file, tree, problems)

@@ -1,0 +1,257 @@
+"""Phase 2: schema Structs -> the resolved ``GatewayConfig``.
+
+Resolves references (model -> provider, configuration -> model, fallback ->
+configuration, key -> configuration), finds fallback cycles and checks the
+rules that span fields. Pure: no I/O, no environment.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from gateway.config.auth import resolve_auth
+from gateway.config.errors import Problems, child, item
+from gateway.config.references import Ids, failed_ids, parsed_entries
+from gateway.config.schema import (
+    CacheStoreSchema,
+    ConfigurationMode,
+    ConfigurationSchema,
+    CriteriaSchema,
+    FileSchema,
+    ModelSchema,
+    PriceSchema,
+    ProviderSchema,
+)
+from gateway.config.sections import resolve_sections, to_budget
+from gateway.domain.model import (
+    AdapterType,
+    CacheSpec,
+    Configuration,
+    Criteria,
+    Model,
+    Price,
+    Provider,
+)
+from gateway.domain.settings import CacheStoreSettings, GatewayConfig
+
+ANTHROPIC_DEFAULT_VERSION = "2023-06-01"
+
+
+def resolve(file: FileSchema, raw: Any, problems: Problems) -> GatewayConfig | None:
+    """The resolved configuration, or None when ``problems`` has any problem."""
+    providers, provider_ids = _resolve_providers(file.providers, raw, problems)
+    models, model_ids = _resolve_models(file.models, raw, provider_ids, problems)
+    configurations, configuration_ids = _resolve_configurations(file, raw, model_ids, problems)
+    _check_fallbacks(file.configurations, configuration_ids, problems)
+    auth = resolve_auth(file.auth, configuration_ids, problems)
+    cache = _resolve_cache_store(file.cache, problems)
+    sections = resolve_sections(file)
+    if problems:
+        return None
+    return GatewayConfig(
+        server=sections.server,
+        database=sections.database,
+        telemetry=sections.telemetry,
+        expose_models=file.expose_models,
+        cache=cache,
+        auth=auth,
+        routing=sections.routing,
+        health=sections.health,
+        circuit_breaker=sections.circuit_breaker,
+        providers=providers,
+        models=tuple(models),
+        configurations=configurations,
+    )
+
+
+def _resolve_providers(
+    entries: list[ProviderSchema], raw: Any, problems: Problems
+) -> tuple[dict[str, Provider], Ids]:
+    ids = Ids("provider", problems, failed_ids(raw, ["providers"], entries))
+    providers: dict[str, Provider] = {}
+    for index, entry in parsed_entries(entries):
+        path = item("providers", index)
+        if ids.claim(path, entry.id):
+            providers[entry.id] = _provider(entry, path, problems)
+    return providers, ids
+
+
+def _provider(entry: ProviderSchema, path: str, problems: Problems) -> Provider:
+    base_url = entry.base_url or ""
+    if entry.adapter is not AdapterType.ECHO:
+        if entry.base_url is None:
+            problems.add(child(path, "baseUrl"), f"required for adapter '{entry.adapter}'")
+        elif not _is_http_url(entry.base_url):
+            problems.add(child(path, "baseUrl"), "must be an http:// or https:// URL")
+    api_version = entry.api_version
+    if entry.adapter is AdapterType.AZURE_OPENAI and api_version is None:
+        problems.add(child(path, "apiVersion"), "required for adapter 'azure_openai'")
+    if entry.adapter is AdapterType.ANTHROPIC and api_version is None:
+        api_version = ANTHROPIC_DEFAULT_VERSION
+    return Provider(
+        id=entry.id,
+        adapter=entry.adapter,
+        base_url=base_url,
+        api_key=entry.api_key or None,  # an empty key is no key
+        priority=entry.priority,
+        timeout_seconds=entry.timeout_seconds,
+        max_retries=entry.max_retries,
+        stream_usage=entry.stream_usage,
+        api_version=api_version,
+    )
+
+
+def _is_http_url(value: str) -> bool:
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+
+def _resolve_models(
+    entries: list[ModelSchema], raw: Any, providers: Ids, problems: Problems
+) -> tuple[list[Model], Ids]:
+    ids = Ids("model", problems, failed_ids(raw, ["models"], entries))
+    models: list[Model] = []
+    for index, entry in parsed_entries(entries):
+        path = item("models", index)
+        providers.check(child(path, "provider"), entry.provider)
+        if ids.claim(path, entry.id):
+            models.append(_model(entry, index))
+    return models, ids
+
+
+def _model(entry: ModelSchema, index: int) -> Model:
+    return Model(
+        id=entry.id,
+        provider=entry.provider,
+        name=entry.name if entry.name is not None else entry.id,
+        capabilities=frozenset(entry.capabilities),
+        context_length=entry.context_length,
+        max_output_tokens=entry.max_output_tokens,
+        price=_price(entry.price),
+        active=entry.active,
+        default=entry.default,
+        order=index,
+    )
+
+
+def _price(entry: PriceSchema | None) -> Price | None:
+    if entry is None:
+        return None  # unpriced, which is not free
+    return Price(
+        input=entry.input,
+        output=entry.output,
+        cache_read=entry.cache_read,
+        cache_write=entry.cache_write,
+    )
+
+
+def _resolve_configurations(
+    file: FileSchema, raw: Any, models: Ids, problems: Problems
+) -> tuple[dict[str, Configuration], Ids]:
+    """Explicit configurations in YAML order, then (exposeModels) one per model.
+
+    An explicit configuration whose id equals a model id wins over the
+    exposed one: it is the more specific statement.
+    """
+    failed = failed_ids(raw, ["configurations"], file.configurations)
+    if file.expose_models:
+        failed |= failed_ids(raw, ["models"], file.models)
+    ids = Ids("configuration", problems, failed)
+    configurations: dict[str, Configuration] = {}
+    for index, entry in parsed_entries(file.configurations):
+        path = item("configurations", index)
+        if ids.claim(path, entry.id):
+            configurations[entry.id] = _configuration(entry, path, models, problems)
+    if file.expose_models:
+        for index, model in parsed_entries(file.models):
+            if model.id not in configurations and model.id not in failed:
+                configurations[model.id] = Configuration(id=model.id, mode="fixed", model=model.id)
+                ids.claim(item("models", index), model.id)
+    return configurations, ids
+
+
+def _configuration(
+    entry: ConfigurationSchema, path: str, models: Ids, problems: Problems
+) -> Configuration:
+    if entry.mode is ConfigurationMode.FIXED:
+        if entry.model is None:
+            problems.add(child(path, "model"), "required when mode is 'fixed'")
+        else:
+            models.check(child(path, "model"), entry.model)
+        if entry.criteria is not None:
+            problems.add(child(path, "criteria"), "not allowed when mode is 'fixed'")
+    elif entry.model is not None:
+        problems.add(child(path, "model"), "not allowed when mode is 'criteria'")
+    return Configuration(
+        id=entry.id,
+        mode=entry.mode.value,
+        model=entry.model,
+        policy_mode=entry.policy_mode,
+        fallback=tuple(entry.fallback),
+        criteria=_criteria(entry.criteria),
+        budget=to_budget(entry.budget),
+        cache=CacheSpec(ttl_seconds=entry.cache.ttl_seconds) if entry.cache else None,
+    )
+
+
+def _criteria(entry: CriteriaSchema | None) -> Criteria:
+    if entry is None:
+        return Criteria()
+    return Criteria(
+        capabilities=frozenset(entry.capabilities),
+        adapter_types=frozenset(entry.adapter_types) if entry.adapter_types is not None else None,
+        min_context_length=entry.min_context_length,
+        max_cost_input=entry.max_cost_input,
+        prefer_lowest_cost=entry.prefer_lowest_cost,
+    )
+
+
+def _check_fallbacks(entries: list[ConfigurationSchema], known: Ids, problems: Problems) -> None:
+    """Every fallback names a configuration other than its own; no cycles."""
+    edges: dict[str, list[tuple[str, str]]] = {}  # id -> [(target, path)]
+    for index, entry in parsed_entries(entries):
+        path = child(item("configurations", index), "fallback")
+        targets = edges.setdefault(entry.id, [])
+        for position, target in enumerate(entry.fallback):
+            target_path = item(path, position)
+            if target == entry.id:
+                problems.add(target_path, "a configuration cannot fall back to itself")
+            elif known.check(target_path, target):
+                targets.append((target, target_path))
+    _report_cycles(edges, problems)
+
+
+def _report_cycles(edges: dict[str, list[tuple[str, str]]], problems: Problems) -> None:
+    """Depth-first search; each edge back onto the current trail closes a cycle.
+
+    Iterative, and every configuration is explored once, so a long chain or a
+    dense fallback graph costs linear time, not a path per combination.
+    """
+    done: set[str] = set()
+    for start in edges:
+        if start in done:
+            continue
+        trail = [start]
+        pending = [iter(edges.get(start, []))]
+        while pending:
+            for target, path in pending[-1]:
+                if target in trail:
+                    cycle = " -> ".join([*trail[trail.index(target) :], target])
+                    problems.add(path, f"fallback cycle: {cycle}")
+                elif target not in done:
+                    trail.append(target)
+                    pending.append(iter(edges.get(target, [])))
+                    break
+            else:
+                pending.pop()
+                done.add(trail.pop())
+
+
+def _resolve_cache_store(entry: CacheStoreSchema, problems: Problems) -> CacheStoreSettings:
+    if entry.store.value == "redis" and entry.redis_url is None:
+        problems.add("cache.redisUrl", "required when store is 'redis'")
+    return CacheStoreSettings(store=entry.store.value, redis_url=entry.redis_url)

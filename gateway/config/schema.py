@@ -1,0 +1,208 @@
+"""Phase 1: the YAML's shape, as msgspec Structs (camelCase keys, unknown keys denied).
+
+These mirror the file, not the domain: references are plain ids here and are
+resolved in ``resolve.py``. Numeric bounds are ``Annotated`` markers read by
+``convert.py`` (msgspec's own ``Meta`` bounds do not cover ``Decimal``).
+Defaults are GATEWAY.md's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from enum import StrEnum
+from typing import Annotated
+
+import msgspec
+
+from gateway.domain.model import AdapterType, Capability, PolicyMode
+
+
+@dataclass(frozen=True, slots=True)
+class Ge:
+    """Value must be >= bound."""
+
+    bound: int
+
+
+@dataclass(frozen=True, slots=True)
+class Gt:
+    """Value must be > bound."""
+
+    bound: int
+
+
+@dataclass(frozen=True, slots=True)
+class Le:
+    """Value must be <= bound."""
+
+    bound: int
+
+
+@dataclass(frozen=True, slots=True)
+class NonEmpty:
+    """String must not be empty."""
+
+
+class ConfigurationMode(StrEnum):
+    FIXED = "fixed"
+    CRITERIA = "criteria"
+
+
+class Enforcement(StrEnum):
+    ENFORCE = "enforce"
+    OBSERVE = "observe"
+
+
+class CacheStore(StrEnum):
+    DATABASE = "database"
+    REDIS = "redis"
+
+
+Id = Annotated[str, NonEmpty()]
+NonNegInt = Annotated[int, Ge(0)]
+PosInt = Annotated[int, Gt(0)]
+NonNegDecimal = Annotated[Decimal, Ge(0)]
+
+
+class Section(msgspec.Struct, forbid_unknown_fields=True, rename="camel", kw_only=True):
+    """Base of every mapping in the file."""
+
+
+class ServerSchema(Section):
+    host: Annotated[str, NonEmpty()] = "127.0.0.1"
+    port: Annotated[int, Ge(0), Le(65535)] = 4000  # 0: an ephemeral port (tests)
+    workers: Annotated[int, Ge(1)] = 1
+    max_body_bytes: PosInt = 16_777_216
+    request_timeout_seconds: Annotated[float, Gt(0)] = 600.0
+
+
+class DatabaseSchema(Section):
+    url: Annotated[str, NonEmpty()] = "sqlite+aiosqlite:///gateway.db"
+
+
+class TelemetrySchema(Section):
+    enabled: bool = True
+    retention_days: Annotated[int, Ge(1)] = 90
+
+
+class CacheStoreSchema(Section):
+    store: CacheStore = CacheStore.DATABASE
+    redis_url: Annotated[str, NonEmpty()] | None = None
+
+
+class LimitsSchema(Section):
+    requests: NonNegInt | None = None
+    tokens: NonNegInt | None = None
+    cost: NonNegDecimal | None = None
+
+
+class BudgetSchema(Section):
+    daily: LimitsSchema | None = None
+    monthly: LimitsSchema | None = None
+
+
+class KeySchema(Section):
+    id: Id
+    key: str | None = None
+    key_hash: str | None = None
+    configurations: list[Id] | None = None
+    budget: BudgetSchema | None = None
+
+
+class AuthSchema(Section):
+    admin_key: str | None = None
+    keys: list[KeySchema] = []
+    allow_unauthenticated: bool = False
+
+
+class RoutingSchema(Section):
+    policy_mode: PolicyMode = PolicyMode.PROVIDER_PRIORITY
+    call_history: bool = False
+    call_history_days: Annotated[int, Ge(1)] = 7
+    call_history_min_calls: Annotated[int, Ge(1)] = 5
+    call_history_cache_seconds: Annotated[int, Ge(1)] = 300
+    operation_capability_enforcement: Enforcement = Enforcement.ENFORCE
+    list_price_ceiling: Annotated[Decimal, Gt(0)] = Decimal("1.00")
+
+
+class HealthSchema(Section):
+    window_seconds: Annotated[int, Ge(1)] = 900
+    cache_seconds: NonNegInt = 60
+    reorder_fallback: bool = False
+
+
+class CircuitBreakerSchema(Section):
+    failure_threshold: Annotated[int, Ge(1)] = 5
+    cooldown_seconds: Annotated[float, Gt(0)] = 30.0
+
+
+class ProviderSchema(Section):
+    id: Id
+    adapter: AdapterType
+    base_url: str | None = None
+    api_key: str | None = None
+    api_version: Annotated[str, NonEmpty()] | None = None
+    priority: int = 50
+    timeout_seconds: Annotated[float, Gt(0)] = 120.0
+    max_retries: NonNegInt = 2
+    stream_usage: bool = True
+
+
+class PriceSchema(Section):
+    input: NonNegDecimal
+    output: NonNegDecimal
+    cache_read: NonNegDecimal | None = None
+    cache_write: NonNegDecimal | None = None
+
+
+class ModelSchema(Section):
+    id: Id
+    provider: Id
+    name: Annotated[str, NonEmpty()] | None = None
+    capabilities: list[Capability] = []
+    context_length: PosInt | None = None
+    max_output_tokens: PosInt | None = None
+    price: PriceSchema | None = None
+    active: bool = True
+    default: bool = False
+
+
+class CriteriaSchema(Section):
+    capabilities: list[Capability] = []
+    adapter_types: list[AdapterType] | None = None
+    min_context_length: NonNegInt = 0
+    max_cost_input: NonNegDecimal = Decimal(0)
+    prefer_lowest_cost: bool = False
+
+
+class ResponseCacheSchema(Section):
+    ttl_seconds: PosInt
+
+
+class ConfigurationSchema(Section):
+    id: Id
+    mode: ConfigurationMode
+    model: Id | None = None
+    policy_mode: PolicyMode | None = None
+    fallback: list[Id] = []
+    criteria: CriteriaSchema | None = None
+    budget: BudgetSchema | None = None
+    cache: ResponseCacheSchema | None = None
+
+
+class FileSchema(Section):
+    server: ServerSchema = msgspec.field(default_factory=ServerSchema)
+    database: DatabaseSchema = msgspec.field(default_factory=DatabaseSchema)
+    telemetry: TelemetrySchema = msgspec.field(default_factory=TelemetrySchema)
+    expose_models: bool = False
+    cache: CacheStoreSchema = msgspec.field(default_factory=CacheStoreSchema)
+    auth: AuthSchema = msgspec.field(default_factory=AuthSchema)
+    routing: RoutingSchema = msgspec.field(default_factory=RoutingSchema)
+    health: HealthSchema = msgspec.field(default_factory=HealthSchema)
+    circuit_breaker: CircuitBreakerSchema = msgspec.field(default_factory=CircuitBreakerSchema)
+    # In phase 1 an entry that failed to parse is left as None (its problems
+    # are recorded), so the other entries can still be cross-checked.
+    providers: list[ProviderSchema] = []
+    models: list[ModelSchema] = []
+    configurations: list[ConfigurationSchema] = []

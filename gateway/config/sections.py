@@ -1,0 +1,72 @@
+"""Phase 2 for the sections that reference nothing: a field-for-field copy."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gateway.config.schema import BudgetSchema, FileSchema, LimitsSchema
+from gateway.domain.model import BudgetLimits, BudgetSpec, RoutingSettings
+from gateway.domain.settings import (
+    CircuitBreakerSettings,
+    DatabaseSettings,
+    HealthSettings,
+    ServerSettings,
+    TelemetrySettings,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Sections:
+    server: ServerSettings
+    database: DatabaseSettings
+    telemetry: TelemetrySettings
+    routing: RoutingSettings
+    health: HealthSettings
+    circuit_breaker: CircuitBreakerSettings
+
+
+def resolve_sections(file: FileSchema) -> Sections:
+    server, routing, health = file.server, file.routing, file.health
+    return Sections(
+        server=ServerSettings(
+            host=server.host,
+            port=server.port,
+            workers=server.workers,
+            max_body_bytes=server.max_body_bytes,
+            request_timeout_seconds=server.request_timeout_seconds,
+        ),
+        database=DatabaseSettings(url=file.database.url),
+        telemetry=TelemetrySettings(
+            enabled=file.telemetry.enabled, retention_days=file.telemetry.retention_days
+        ),
+        routing=RoutingSettings(
+            policy_mode=routing.policy_mode,
+            call_history=routing.call_history,
+            call_history_days=routing.call_history_days,
+            call_history_min_calls=routing.call_history_min_calls,
+            call_history_cache_seconds=routing.call_history_cache_seconds,
+            operation_capability_enforcement=routing.operation_capability_enforcement.value,
+            list_price_ceiling=routing.list_price_ceiling,
+        ),
+        health=HealthSettings(
+            window_seconds=health.window_seconds,
+            cache_seconds=health.cache_seconds,
+            reorder_fallback=health.reorder_fallback,
+        ),
+        circuit_breaker=CircuitBreakerSettings(
+            failure_threshold=file.circuit_breaker.failure_threshold,
+            cooldown_seconds=file.circuit_breaker.cooldown_seconds,
+        ),
+    )
+
+
+def to_budget(entry: BudgetSchema | None) -> BudgetSpec | None:
+    if entry is None:
+        return None
+    return BudgetSpec(daily=_limits(entry.daily), monthly=_limits(entry.monthly))
+
+
+def _limits(entry: LimitsSchema | None) -> BudgetLimits | None:
+    if entry is None:
+        return None
+    return BudgetLimits(requests=entry.requests, tokens=entry.tokens, cost=entry.cost)
