@@ -1,0 +1,153 @@
+"""Watching an OpenAI-compatible chat/completions stream go by (pure, no I/O).
+
+``StreamUsageTracker.observe`` looks at one SSE event's data and says what the
+relay must do with it (the ``[DONE]`` sentinel, a usage-only chunk to strip
+unless the client asked for usage, an error) while it accumulates what the call
+record needs: the upstream's usage, the response ``model``, the finish reason
+and the generated text (to estimate output tokens when no usage came).
+Data that is not JSON, or JSON of an unexpected shape, is opaque: observed, never
+fatal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import msgspec
+
+from gateway.domain.usage import Usage
+from gateway.pricing import usd_json_number
+from gateway.streaming.sse import encode_event
+from gateway.usage.openai_usage import usage_from_openai
+from gateway.usage.tokens import TokenCounter
+
+DONE_SENTINEL = "[DONE]"
+
+_decoder = msgspec.json.Decoder()
+_encoder = msgspec.json.Encoder()
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """What one event is, for the relay."""
+
+    done: bool = False  # the [DONE] sentinel
+    # ``choices`` empty (or absent) and ``usage`` present: the chunk the gateway asked
+    # for with include_usage; strip it unless the client asked too.
+    usage_only: bool = False
+    error: bool = False  # an error event (``{"error": ...}`` or ``event: error``)
+    has_usage: bool = False  # carries a readable ``usage``
+    has_content: bool = False  # carries generated text (the first one marks TTFT)
+    chunk: dict[str, Any] | None = None  # the decoded JSON object, when it is one
+
+
+_OPAQUE = Observation()
+_OPAQUE_ERROR = Observation(error=True)
+_DONE = Observation(done=True)
+
+
+class StreamUsageTracker:
+    """Feed it every event's data, in order; read the totals at the end."""
+
+    __slots__ = ("_text", "done", "error", "finish_reason", "model", "usage")
+
+    def __init__(self) -> None:
+        self.usage: Usage | None = None  # the last usage reported (they are cumulative)
+        self.model: str | None = None  # the first non-empty ``model`` seen
+        self.finish_reason: str | None = None  # the last one seen
+        self.done = False
+        self.error: Any = None  # the payload of the last error event
+        self._text: list[str] = []
+
+    @property
+    def output_text(self) -> str:
+        return "".join(self._text)
+
+    def estimate_output_tokens(self, counter: TokenCounter, model_name: str) -> int:
+        return counter.count_text(self.output_text, model_name)
+
+    def observe(self, data: str, event: str | None = None) -> Observation:
+        """Classify one event's data (``event`` is its SSE event name, if any)."""
+        is_error_event = event == "error"
+        if data.strip() == DONE_SENTINEL:
+            self.done = True
+            return _DONE
+        try:
+            chunk = _decoder.decode(data)
+        except msgspec.DecodeError:
+            chunk = None
+        if not isinstance(chunk, dict):
+            if is_error_event:
+                self.error = data
+                return _OPAQUE_ERROR
+            return _OPAQUE
+        return self._observe_chunk(chunk, is_error_event)
+
+    def _observe_chunk(self, chunk: dict[str, Any], is_error_event: bool) -> Observation:
+        error = chunk.get("error")
+        is_error = is_error_event or error is not None
+        if is_error:
+            self.error = error if error is not None else chunk
+        model = chunk.get("model")
+        if self.model is None and isinstance(model, str) and model:
+            self.model = model
+        usage = usage_from_openai(chunk.get("usage"))
+        if usage is not None:
+            self.usage = usage
+        choices = chunk.get("choices")
+        has_content = self._observe_choices(choices) if isinstance(choices, list) else False
+        return Observation(
+            usage_only=usage is not None and not choices and not is_error,
+            error=is_error,
+            has_usage=usage is not None,
+            has_content=has_content,
+            chunk=chunk,
+        )
+
+    def _observe_choices(self, choices: list[Any]) -> bool:
+        before = len(self._text)
+        for choice in choices:
+            if not isinstance(choice, dict):
+                continue
+            finish = choice.get("finish_reason")
+            if isinstance(finish, str):
+                self.finish_reason = finish
+            self._keep(choice.get("text"))  # completions
+            delta = choice.get("delta")
+            if isinstance(delta, dict):
+                self._observe_delta(delta)
+        return len(self._text) > before
+
+    def _observe_delta(self, delta: dict[str, Any]) -> None:
+        self._keep(delta.get("content"))
+        # Reasoning models stream their (billed) reasoning under these names.
+        self._keep(delta.get("reasoning_content"))
+        self._keep(delta.get("reasoning"))
+        tool_calls = delta.get("tool_calls")
+        functions = [delta.get("function_call")]  # the legacy single-call form
+        if isinstance(tool_calls, list):
+            functions += [call.get("function") for call in tool_calls if isinstance(call, dict)]
+        for function in functions:
+            if isinstance(function, dict):
+                self._keep(function.get("name"))
+                self._keep(function.get("arguments"))
+
+    def _keep(self, value: Any) -> None:
+        if isinstance(value, str) and value:
+            self._text.append(value)
+
+
+def with_cost(chunk_json: Mapping[str, Any], cost: Decimal) -> bytes:
+    """The usage chunk re-encoded as one SSE event, its ``usage`` gaining ``cost``.
+
+    ``cost`` is written as an exact plain JSON number (see ``usd_json_number``).
+    A chunk without a ``usage`` object is re-encoded unchanged.
+    """
+    out = dict(chunk_json)
+    usage = out.get("usage")
+    if isinstance(usage, Mapping):
+        out["usage"] = {**usage, "cost": usd_json_number(cost)}
+    return encode_event(_encoder.encode(out))

@@ -1,0 +1,233 @@
+"""Token counting for estimates: tiktoken behind a protocol, characters/4 as fallback.
+
+tiktoken downloads its BPE files on first use; a gateway without internet access
+would hang on that download. So ``TiktokenCounter`` never lets tiktoken fetch:
+it looks for the file in tiktoken's own cache layout first (``TIKTOKEN_CACHE_DIR``,
+else ``DATA_GYM_CACHE_DIR``, else ``<tmp>/data-gym-cache``; each file named by the
+SHA-1 of its URL), checks its SHA-256 itself (tiktoken would delete a bad file and
+download it again), and only then asks tiktoken for the encoding. If any of that
+fails the counter counts characters/4 and reports ``estimated``; it never raises.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import msgspec
+import tiktoken
+
+# tiktoken's per-message framing, from OpenAI's cookbook "How to count tokens".
+TOKENS_PER_MESSAGE = 3
+TOKENS_PER_NAME = 1
+TOKENS_REPLY_PRIMING = 3
+
+_O200K_PREFIXES = ("gpt-4o", "chatgpt-4o", "o1", "o3", "o4", "gpt-4.1", "gpt-4.5", "gpt-5")
+
+
+@dataclass(frozen=True, slots=True)
+class _EncodingFile:
+    url: str
+    sha256: str
+
+
+# Copied from tiktoken_ext.openai_public: the URL names the cache file, the hash guards it.
+_ENCODING_FILES = {
+    "cl100k_base": _EncodingFile(
+        "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
+        "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+    ),
+    "o200k_base": _EncodingFile(
+        "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+    ),
+}
+
+
+class TokenCounter(Protocol):
+    @property
+    def estimated(self) -> bool:
+        """True when counts are characters/4 rather than a real tokenizer's."""
+        ...
+
+    def count_text(self, text: str, model_name: str) -> int: ...
+
+
+class CharEstimateCounter:
+    """ceil(len(text) / 4): the rule of thumb for English text."""
+
+    estimated = True
+
+    def count_text(self, text: str, model_name: str) -> int:
+        return (len(text) + 3) // 4
+
+
+def encoding_name_for(model_name: str) -> str:
+    """o200k_base for the GPT-4o generation and later, cl100k_base otherwise."""
+    name = model_name.rsplit("/", 1)[-1].lower()  # "openai/gpt-4o" on aggregators
+    name = name.removeprefix("ft:")
+    return "o200k_base" if name.startswith(_O200K_PREFIXES) else "cl100k_base"
+
+
+def tiktoken_cache_dir() -> str | None:
+    """The directory tiktoken reads its cache from; None when caching is disabled."""
+    if "TIKTOKEN_CACHE_DIR" in os.environ:
+        cache_dir = os.environ["TIKTOKEN_CACHE_DIR"]
+    elif "DATA_GYM_CACHE_DIR" in os.environ:
+        cache_dir = os.environ["DATA_GYM_CACHE_DIR"]
+    else:
+        cache_dir = os.path.join(tempfile.gettempdir(), "data-gym-cache")
+    return cache_dir or None  # "" makes tiktoken always download
+
+
+def _cached_file_is_valid(spec: _EncodingFile) -> bool:
+    cache_dir = tiktoken_cache_dir()
+    if cache_dir is None:
+        return False
+    path = os.path.join(cache_dir, hashlib.sha1(spec.url.encode()).hexdigest())
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest() == spec.sha256
+    except OSError:
+        return False
+
+
+def _load_encoding(name: str) -> tiktoken.Encoding | None:
+    spec = _ENCODING_FILES.get(name)
+    if spec is None or not _cached_file_is_valid(spec):
+        return None
+    try:
+        return tiktoken.get_encoding(name)
+    except Exception:  # a tokenizer that fails to load must not fail the call
+        return None
+
+
+class TiktokenCounter:
+    """Counts with tiktoken, loading each encoding lazily once (see module doc).
+
+    The first load parses a multi-megabyte file (a fraction of a second): call
+    ``warm()`` at startup, off the event loop, to keep that off the first request.
+    """
+
+    def __init__(self) -> None:
+        self._encodings: dict[str, tiktoken.Encoding | None] = {}
+        self._lock = threading.Lock()
+        self._fallback = CharEstimateCounter()
+
+    def warm(self) -> None:
+        for name in _ENCODING_FILES:
+            self._encoding(name)
+
+    @property
+    def estimated(self) -> bool:
+        self.warm()
+        return any(encoding is None for encoding in self._encodings.values())
+
+    def count_text(self, text: str, model_name: str) -> int:
+        if not text:
+            return 0
+        encoding = self._encoding(encoding_name_for(model_name))
+        if encoding is None:
+            return self._fallback.count_text(text, model_name)
+        # Special-token text in a prompt ("<|endoftext|>") is just text to the model.
+        return len(encoding.encode_ordinary(text))
+
+    def _encoding(self, name: str) -> tiktoken.Encoding | None:
+        if name in self._encodings:
+            return self._encodings[name]
+        with self._lock:
+            if name not in self._encodings:
+                self._encodings[name] = _load_encoding(name)
+            return self._encodings[name]
+
+
+def make_default_counter() -> TokenCounter:
+    return TiktokenCounter()
+
+
+def count_request_tokens(
+    counter: TokenCounter, body: Mapping[str, Any], operation_kind: str, model_name: str
+) -> int:
+    """Estimated prompt tokens of a request body.
+
+    ``embedding`` counts ``input``, ``completion`` counts ``prompt``, anything else
+    (chat, tools, vision, stream) counts ``messages`` (and ``tools``) as chat.
+    """
+    kind = operation_kind.lower()
+    if kind in ("embedding", "embeddings"):
+        return _count_prompt(counter, body.get("input"), model_name)
+    if kind in ("completion", "completions"):
+        return _count_prompt(counter, body.get("prompt"), model_name)
+    return _count_chat(counter, body, model_name)
+
+
+def _count_prompt(counter: TokenCounter, prompt: Any, model_name: str) -> int:
+    """A string, a list of strings, a token array or a list of token arrays."""
+    if isinstance(prompt, str):
+        return counter.count_text(prompt, model_name)
+    if not isinstance(prompt, list):
+        return 0
+    total = 0
+    for item in prompt:
+        if isinstance(item, str):
+            total += counter.count_text(item, model_name)
+        elif isinstance(item, int):
+            total += 1  # one token id
+        elif isinstance(item, list):
+            total += len(item)  # a token array
+    return total
+
+
+def _count_chat(counter: TokenCounter, body: Mapping[str, Any], model_name: str) -> int:
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return 0
+    total = TOKENS_REPLY_PRIMING
+    for message in messages:
+        if not isinstance(message, Mapping):
+            continue
+        total += TOKENS_PER_MESSAGE
+        for text in _message_texts(message):
+            total += counter.count_text(text, model_name)
+        if isinstance(message.get("name"), str):
+            total += TOKENS_PER_NAME
+    tools = body.get("tools")
+    if isinstance(tools, list) and tools:
+        # The upstream renders tool schemas its own way; their JSON is a fair proxy.
+        total += counter.count_text(_json_text(tools), model_name)
+    return total
+
+
+def _json_text(value: Any) -> str:
+    try:
+        return msgspec.json.encode(value).decode()
+    except (msgspec.EncodeError, TypeError, UnicodeDecodeError):
+        return ""  # not JSON data: nothing sensible to count
+
+
+def _message_texts(message: Mapping[str, Any]) -> Iterable[str]:
+    for key in ("role", "name"):
+        value = message.get(key)
+        if isinstance(value, str):
+            yield value
+    content = message.get("content")
+    if isinstance(content, str):
+        yield content
+    elif isinstance(content, list):
+        # Text parts only: images are priced by the upstream in its own units.
+        for part in content:
+            if isinstance(part, Mapping) and isinstance(part.get("text"), str):
+                yield part["text"]
+    tool_calls = message.get("tool_calls")
+    if isinstance(tool_calls, list):
+        for call in tool_calls:
+            function = call.get("function") if isinstance(call, Mapping) else None
+            if isinstance(function, Mapping):
+                for key in ("name", "arguments"):
+                    if isinstance(function.get(key), str):
+                        yield function[key]

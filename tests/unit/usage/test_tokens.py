@@ -1,0 +1,229 @@
+"""Token estimates: exact with the shared tiktoken files, characters/4 without them."""
+
+from __future__ import annotations
+
+import hashlib
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tiktoken
+
+from gateway.usage import tokens
+from gateway.usage.tokens import (
+    CharEstimateCounter,
+    TiktokenCounter,
+    TokenCounter,
+    count_request_tokens,
+    encoding_name_for,
+    make_default_counter,
+)
+
+
+class _NoNetwork(Exception):
+    pass
+
+
+@pytest.fixture
+def network_attempts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Refuses any connection and records the attempt (a caught error would hide it)."""
+    attempts: list[str] = []
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        attempts.append(repr(args[:2]))
+        raise _NoNetwork("the tokenizer tried to reach the network")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    return attempts
+
+
+class _WordCounter:
+    """One token per word: makes the request-shape arithmetic easy to check."""
+
+    estimated = True
+
+    def count_text(self, text: str, model_name: str) -> int:
+        return len(text.split())
+
+
+def test_hello_world_is_two_tokens_in_cl100k(shared_encodings: Path) -> None:
+    counter = TiktokenCounter()
+    assert counter.count_text("hello world", "gpt-4") == 2
+    assert not counter.estimated
+
+
+def test_o200k_models_use_o200k(shared_encodings: Path) -> None:
+    # "<|endoftext|>" is plain text in a prompt, never a special token.
+    text = "Réponds en français: 你好世界 <|endoftext|>"
+    counter = TiktokenCounter()
+    o200k = tiktoken.get_encoding("o200k_base").encode_ordinary(text)
+    cl100k = tiktoken.get_encoding("cl100k_base").encode_ordinary(text)
+    assert len(o200k) != len(cl100k)
+    assert counter.count_text(text, "gpt-4o-mini") == len(o200k)
+    assert counter.count_text(text, "gpt-3.5-turbo") == len(cl100k)
+
+
+@pytest.mark.parametrize(
+    ("model", "encoding"),
+    [
+        ("gpt-4o", "o200k_base"),
+        ("gpt-4o-mini-2024-07-18", "o200k_base"),
+        ("o1-preview", "o200k_base"),
+        ("o3-mini", "o200k_base"),
+        ("gpt-4.1-nano", "o200k_base"),
+        ("gpt-5", "o200k_base"),
+        ("openai/gpt-4o", "o200k_base"),
+        ("ft:gpt-4o-mini:acme::abc", "o200k_base"),
+        ("GPT-4O", "o200k_base"),
+        ("gpt-4", "cl100k_base"),
+        ("gpt-3.5-turbo", "cl100k_base"),
+        ("text-embedding-3-small", "cl100k_base"),
+        ("llama-3.1-70b", "cl100k_base"),
+        ("claude-3-5-sonnet", "cl100k_base"),
+    ],
+)
+def test_encoding_is_chosen_by_model_name(model: str, encoding: str) -> None:
+    assert encoding_name_for(model) == encoding
+
+
+def test_missing_encoding_files_fall_back_to_characters_without_network(
+    no_encodings: Path, network_attempts: list[str]
+) -> None:
+    counter = TiktokenCounter()
+    started = time.monotonic()
+    assert counter.count_text("hello world", "gpt-4o") == 3  # ceil(11 / 4)
+    assert counter.count_text("hello world", "gpt-4") == 3
+    assert counter.estimated
+    assert time.monotonic() - started < 5  # no download attempt, no hang
+    assert network_attempts == []
+
+
+def test_corrupt_encoding_file_falls_back_without_network(
+    no_encodings: Path, network_attempts: list[str]
+) -> None:
+    url = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
+    (no_encodings / hashlib.sha1(url.encode()).hexdigest()).write_bytes(b"garbage")
+    counter = TiktokenCounter()
+    assert counter.count_text("hello world", "gpt-4") == 3
+    assert counter.estimated
+    assert network_attempts == []
+
+
+def test_empty_cache_dir_setting_falls_back(
+    monkeypatch: pytest.MonkeyPatch, network_attempts: list[str]
+) -> None:
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")  # tiktoken would always download
+    assert TiktokenCounter().count_text("abcd", "gpt-4") == 1
+    assert network_attempts == []
+
+
+def test_loader_errors_never_reach_the_caller(
+    shared_encodings: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(name: str) -> Any:
+        raise RuntimeError("tiktoken broke")
+
+    monkeypatch.setattr(tiktoken, "get_encoding", broken)
+    assert TiktokenCounter().count_text("abcdefgh", "gpt-4") == 2
+
+
+def test_shared_files_are_named_as_tiktoken_names_its_cache(shared_encodings: Path) -> None:
+    for spec in tokens._ENCODING_FILES.values():
+        assert (shared_encodings / hashlib.sha1(spec.url.encode()).hexdigest()).is_file()
+
+
+def test_empty_text_is_zero_tokens(no_encodings: Path) -> None:
+    assert TiktokenCounter().count_text("", "gpt-4") == 0
+    assert CharEstimateCounter().count_text("", "gpt-4") == 0
+
+
+@pytest.mark.parametrize(("text", "count"), [("a", 1), ("abcd", 1), ("abcde", 2), ("x" * 9, 3)])
+def test_char_estimate_is_ceiling_of_a_quarter(text: str, count: int) -> None:
+    assert CharEstimateCounter().count_text(text, "any") == count
+    assert CharEstimateCounter().estimated
+
+
+def test_default_counter_is_tiktoken(shared_encodings: Path) -> None:
+    counter: TokenCounter = make_default_counter()
+    assert isinstance(counter, TiktokenCounter)
+    assert counter.count_text("hello world", "gpt-4") == 2
+
+
+def test_chat_counts_messages_plus_cookbook_overhead() -> None:
+    body = {
+        "messages": [
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "name": "bob", "content": "hi there"},
+        ]
+    }
+    # (3 + system + 2 words) + (3 + user + bob + 2 words + 1 name) + 3 priming
+    assert count_request_tokens(_WordCounter(), body, "chat", "m") == 6 + 8 + 3
+
+
+def test_chat_counts_text_parts_and_skips_images() -> None:
+    body = {
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "what is this"},
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+                ],
+            }
+        ]
+    }
+    assert count_request_tokens(_WordCounter(), body, "vision", "m") == 3 + 1 + 3 + 3
+
+
+def test_chat_counts_assistant_tool_calls_and_tool_schemas() -> None:
+    body = {
+        "messages": [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"function": {"name": "lookup", "arguments": "{} x"}}],
+            }
+        ],
+        "tools": [{"type": "function"}],
+    }
+    # 3 + assistant + lookup + 2 words of arguments + 3 priming + 1 word of tools JSON
+    assert count_request_tokens(_WordCounter(), body, "tools", "m") == 3 + 1 + 1 + 2 + 3 + 1
+
+
+def test_chat_exact_count_with_tiktoken(shared_encodings: Path) -> None:
+    body = {"messages": [{"role": "user", "content": "hello world"}]}
+    # 3 per message + "user" (1) + "hello world" (2) + 3 priming
+    assert count_request_tokens(TiktokenCounter(), body, "chat", "gpt-4") == 9
+
+
+@pytest.mark.parametrize(
+    ("value", "count"),
+    [
+        ("one two three", 3),
+        (["one two", "three"], 3),
+        ([101, 102, 103, 104], 4),
+        ([[1, 2], [3, 4, 5]], 5),
+        ([], 0),
+        (None, 0),
+        (42, 0),
+    ],
+)
+def test_embeddings_input_shapes(value: Any, count: int) -> None:
+    body = {"model": "e", "input": value}
+    assert count_request_tokens(_WordCounter(), body, "embedding", "m") == count
+
+
+@pytest.mark.parametrize(("value", "count"), [("say this", 2), (["a b", "c"], 3), ([7, 8], 2)])
+def test_completions_prompt_shapes(value: Any, count: int) -> None:
+    body = {"model": "c", "prompt": value}
+    assert count_request_tokens(_WordCounter(), body, "completion", "m") == count
+
+
+def test_malformed_chat_body_counts_what_it_can() -> None:
+    assert count_request_tokens(_WordCounter(), {"messages": "nope"}, "chat", "m") == 0
+    body = {"messages": [None, "x", {"role": 5, "content": {"a": 1}}]}
+    assert count_request_tokens(_WordCounter(), body, "chat", "m") == 3 + 3
