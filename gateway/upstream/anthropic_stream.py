@@ -1,0 +1,172 @@
+"""Anthropic Messages SSE events turned into OpenAI chat.completion.chunk dicts.
+
+Pure and stateful per stream: the adapter parses SSE frames and feeds each
+(event name, JSON data) here; what comes back is relayed to the client.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gateway.domain.usage import Usage
+from gateway.upstream.anthropic_translate import (
+    STATUS_BY_ERROR_TYPE,
+    error_envelope,
+    finish_reason,
+    openai_usage,
+    parse_error,
+    usage_from_anthropic,
+)
+
+_USAGE_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
+
+
+class StreamTranslator:
+    def __init__(self, model_name: str, created: int) -> None:
+        self._model = model_name
+        self._created = created
+        self._id = ""
+        self._role_sent = False
+        # Anthropic content-block index -> OpenAI tool_calls index (counts tool calls only).
+        self._tool_index: dict[int, int] = {}
+        self._usage: dict[str, int] | None = None
+        self._done = False
+        self._error: dict[str, Any] | None = None
+        self._error_status: int | None = None
+
+    @property
+    def usage(self) -> Usage | None:
+        return None if self._usage is None else usage_from_anthropic(self._usage)
+
+    @property
+    def done(self) -> bool:
+        """message_stop was seen: the stream ended normally."""
+        return self._done
+
+    @property
+    def error(self) -> dict[str, Any] | None:
+        """The OpenAI error envelope of an in-stream `error` event."""
+        return self._error
+
+    @property
+    def error_status(self) -> int | None:
+        """The HTTP status Anthropic uses for that error's type (529 for overloaded)."""
+        return self._error_status
+
+    def feed(self, event: str, data: dict[str, Any]) -> list[dict[str, Any]]:
+        """Chunks for one Anthropic event; the data's `type` stands in for a missing name."""
+        kind = event or str(data.get("type", ""))
+        match kind:
+            case "message_start":
+                return self._on_message_start(data)
+            case "content_block_start":
+                return self._on_block_start(data)
+            case "content_block_delta":
+                return self._on_block_delta(data)
+            case "message_delta":
+                return self._on_message_delta(data)
+            case "message_stop":
+                self._done = True
+            case "error":
+                self._on_error(data)
+            # ping, content_block_stop, and event types Anthropic may add later say nothing.
+        return []
+
+    def usage_chunk(self) -> dict[str, Any]:
+        """The final `choices: []` chunk for clients that set stream_options.include_usage."""
+        chunk = self._envelope([])
+        chunk["usage"] = openai_usage(self.usage or Usage(input_tokens=0, output_tokens=0))
+        return chunk
+
+    def _on_message_start(self, data: dict[str, Any]) -> list[dict[str, Any]]:
+        message = data.get("message")
+        if isinstance(message, dict):
+            if isinstance(message.get("id"), str):
+                self._id = message["id"]
+            if isinstance(message.get("model"), str):
+                self._model = message["model"]
+            self._merge_usage(message.get("usage"))
+        return [self._chunk({"content": ""})]
+
+    def _on_block_start(self, data: dict[str, Any]) -> list[dict[str, Any]]:
+        block = data.get("content_block")
+        if not isinstance(block, dict):
+            return []
+        if block.get("type") == "text":
+            text = block.get("text")
+            return [self._chunk({"content": text})] if isinstance(text, str) and text else []
+        if block.get("type") != "tool_use":
+            return []  # thinking and server-side tool blocks have no OpenAI counterpart
+        tool_index = len(self._tool_index)
+        self._tool_index[_int(data.get("index"))] = tool_index
+        call = {
+            "index": tool_index,
+            "id": block.get("id"),
+            "type": "function",
+            "function": {"name": block.get("name"), "arguments": ""},
+        }
+        return [self._chunk({"tool_calls": [call]})]
+
+    def _on_block_delta(self, data: dict[str, Any]) -> list[dict[str, Any]]:
+        delta = data.get("delta")
+        if not isinstance(delta, dict):
+            return []
+        if delta.get("type") == "text_delta":
+            text = delta.get("text")
+            return [self._chunk({"content": text})] if isinstance(text, str) and text else []
+        if delta.get("type") != "input_json_delta":
+            return []
+        tool_index = self._tool_index.get(_int(data.get("index")))
+        partial = delta.get("partial_json")
+        if tool_index is None or not isinstance(partial, str) or not partial:
+            return []
+        call = {"index": tool_index, "function": {"arguments": partial}}
+        return [self._chunk({"tool_calls": [call]})]
+
+    def _on_message_delta(self, data: dict[str, Any]) -> list[dict[str, Any]]:
+        self._merge_usage(data.get("usage"))
+        delta = data.get("delta")
+        reason = finish_reason(delta.get("stop_reason")) if isinstance(delta, dict) else None
+        return [] if reason is None else [self._chunk({}, reason)]
+
+    def _on_error(self, data: dict[str, Any]) -> None:
+        kind, message = parse_error(data)
+        self._error_status = STATUS_BY_ERROR_TYPE.get(kind or "", 500)
+        text = message or "the Anthropic upstream reported an error mid-stream"
+        self._error = error_envelope(self._error_status, text, kind or "upstream_error")
+
+    def _merge_usage(self, usage: Any) -> None:
+        # Later events restate counts cumulatively: a present field replaces the earlier one.
+        if not isinstance(usage, dict):
+            return
+        merged = dict(self._usage or {})
+        for field in _USAGE_FIELDS:
+            value = usage.get(field)
+            if isinstance(value, int) and not isinstance(value, bool):
+                merged[field] = value
+        self._usage = merged
+
+    def _chunk(self, delta: dict[str, Any], reason: str | None = None) -> dict[str, Any]:
+        if not self._role_sent:
+            delta = {"role": "assistant", **delta}
+            self._role_sent = True
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": reason}
+        return self._envelope([choice])
+
+    def _envelope(self, choices: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "id": self._id,
+            "object": "chat.completion.chunk",
+            "created": self._created,
+            "model": self._model,
+            "choices": choices,
+        }
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else -1

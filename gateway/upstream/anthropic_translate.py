@@ -1,0 +1,412 @@
+"""Pure translation between OpenAI Chat Completions and Anthropic's Messages API.
+
+Dicts in, dicts out: no HTTP here. The streaming half lives in
+`gateway.upstream.anthropic_stream`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from gateway.domain.usage import Usage
+
+_SUPPORTED_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+_DATA_URL = re.compile(r"^data:(?P<media>[^;,]+);base64,(?P<data>.*)$", re.DOTALL)
+
+_FINISH_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "tool_use": "tool_calls",
+    "refusal": "content_filter",
+}
+
+# Anthropic's documented error types and the status each comes with.
+STATUS_BY_ERROR_TYPE = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "billing_error": 402,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+}
+
+
+class TranslationError(ValueError):
+    """The client's request cannot be expressed for Anthropic: answer it with a 400."""
+
+    def __init__(self, message: str, param: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.param = param
+
+
+# --- request -------------------------------------------------------------------------------
+
+
+def to_messages_request(
+    body: dict[str, Any], model_name: str, default_max_tokens: int
+) -> dict[str, Any]:
+    """An OpenAI chat request as an Anthropic /v1/messages body."""
+    n = body.get("n")
+    if n is not None and n != 1:
+        raise TranslationError("only n=1 is supported for this model", "n")
+    raw = body.get("messages")
+    if not isinstance(raw, list) or not raw:
+        raise TranslationError("messages must be a non-empty array", "messages")
+    system, messages = _translate_messages(raw)
+    if not messages:
+        raise TranslationError("messages must hold at least one non-system message", "messages")
+    out: dict[str, Any] = {
+        "model": model_name,
+        "max_tokens": _max_tokens(body, default_max_tokens),
+        "messages": messages,
+    }
+    if system:
+        out["system"] = system[0] if len(system) == 1 else [_text(s) for s in system]
+    _copy_sampling(body, out)
+    tools = _tools(body.get("tools"))
+    if tools:
+        out["tools"] = tools
+        choice = _tool_choice(body.get("tool_choice"), body.get("parallel_tool_calls"))
+        if choice is not None:
+            out["tool_choice"] = choice
+    return out
+
+
+def _translate_messages(raw: list[Any]) -> tuple[list[str], list[dict[str, Any]]]:
+    system: list[str] = []
+    messages: list[dict[str, Any]] = []
+    for i, msg in enumerate(raw):
+        param = f"messages[{i}]"
+        if not isinstance(msg, dict):
+            raise TranslationError("each message must be an object", param)
+        role = msg.get("role")
+        if role in ("system", "developer"):
+            system.extend(_text_parts(msg.get("content"), f"{param}.content"))
+            continue
+        if role == "user":
+            _append(messages, "user", _user_blocks(msg.get("content"), f"{param}.content"))
+        elif role == "assistant":
+            _append(messages, "assistant", _assistant_blocks(msg, param))
+        elif role == "tool":
+            _append(messages, "user", [_tool_result(msg, param)])
+        else:
+            raise TranslationError(f"unsupported message role: {role!r}", f"{param}.role")
+    return system, messages
+
+
+def _append(messages: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) -> None:
+    # Anthropic requires user/assistant alternation, so same-role neighbours merge.
+    if not blocks:
+        return
+    if messages and messages[-1]["role"] == role:
+        messages[-1]["content"].extend(blocks)
+    else:
+        messages.append({"role": role, "content": blocks})
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def _text_parts(content: Any, param: str) -> list[str]:
+    """Plain text of a string or a list of text parts; empty strings dropped."""
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [content] if content else []
+    if not isinstance(content, list):
+        raise TranslationError("content must be a string or an array of parts", param)
+    texts = [_part_text(part, f"{param}[{j}]") for j, part in enumerate(content)]
+    return [t for t in texts if t]
+
+
+def _part_text(part: Any, param: str) -> str:
+    if not isinstance(part, dict) or part.get("type") != "text":
+        raise TranslationError("only text parts are allowed here", param)
+    text = part.get("text")
+    if not isinstance(text, str):
+        raise TranslationError("a text part needs a string text", f"{param}.text")
+    return text
+
+
+def _user_blocks(content: Any, param: str) -> list[dict[str, Any]]:
+    if not isinstance(content, list):
+        return [_text(t) for t in _text_parts(content, param)]
+    blocks: list[dict[str, Any]] = []
+    for j, part in enumerate(content):
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "image_url":
+            blocks.append(_image_block(part.get("image_url"), f"{param}[{j}].image_url"))
+        elif kind == "text":
+            text = _part_text(part, f"{param}[{j}]")
+            if text:  # Anthropic rejects empty text blocks
+                blocks.append(_text(text))
+        else:
+            raise TranslationError(f"unsupported content part type: {kind!r}", f"{param}[{j}]")
+    return blocks
+
+
+def _image_block(image: Any, param: str) -> dict[str, Any]:
+    url = image.get("url") if isinstance(image, dict) else image
+    if not isinstance(url, str):
+        raise TranslationError("image_url needs a url", param)
+    if url.startswith(("http://", "https://")):
+        return {"type": "image", "source": {"type": "url", "url": url}}
+    match = _DATA_URL.match(url)
+    if match is None:
+        raise TranslationError("image url must be http(s) or a base64 data URL", param)
+    media_type = match.group("media").lower()
+    if media_type not in _SUPPORTED_IMAGE_TYPES:
+        raise TranslationError(f"unsupported image media type: {media_type}", param)
+    source = {"type": "base64", "media_type": media_type, "data": match.group("data")}
+    return {"type": "image", "source": source}
+
+
+def _assistant_blocks(msg: dict[str, Any], param: str) -> list[dict[str, Any]]:
+    blocks = [_text(t) for t in _text_parts(msg.get("content"), f"{param}.content")]
+    calls = msg.get("tool_calls")
+    if calls is None:
+        return blocks
+    if not isinstance(calls, list):
+        raise TranslationError("tool_calls must be an array", f"{param}.tool_calls")
+    for j, call in enumerate(calls):
+        blocks.append(_tool_use(call, f"{param}.tool_calls[{j}]"))
+    return blocks
+
+
+def _tool_use(call: Any, param: str) -> dict[str, Any]:
+    function = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(call, dict) or not isinstance(function, dict):
+        raise TranslationError("a tool call needs a function", param)
+    call_id, name = call.get("id"), function.get("name")
+    if not isinstance(call_id, str) or not call_id:
+        raise TranslationError("a tool call needs an id", f"{param}.id")
+    if not isinstance(name, str) or not name:
+        raise TranslationError("a tool call needs a function name", f"{param}.function.name")
+    arguments = function.get("arguments")
+    arg_param = f"{param}.function.arguments"
+    if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
+        decoded: Any = {}  # clients send "" for argument-less calls
+    elif isinstance(arguments, str):
+        try:
+            decoded = json.loads(arguments)
+        except json.JSONDecodeError as exc:
+            msg = f"tool call arguments are not valid JSON: {exc}"
+            raise TranslationError(msg, arg_param) from exc
+    else:
+        raise TranslationError("tool call arguments must be a JSON string", arg_param)
+    if not isinstance(decoded, dict):
+        raise TranslationError("tool call arguments must be a JSON object", arg_param)
+    return {"type": "tool_use", "id": call_id, "name": name, "input": decoded}
+
+
+def _tool_result(msg: dict[str, Any], param: str) -> dict[str, Any]:
+    call_id = msg.get("tool_call_id")
+    if not isinstance(call_id, str) or not call_id:
+        raise TranslationError("a tool message needs tool_call_id", f"{param}.tool_call_id")
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id}
+    content = msg.get("content")
+    texts = _text_parts(content, f"{param}.content")
+    if isinstance(content, str) and content:
+        block["content"] = content
+    elif texts:
+        block["content"] = [_text(t) for t in texts]
+    return block
+
+
+def _max_tokens(body: dict[str, Any], default: int) -> int:
+    for key in ("max_completion_tokens", "max_tokens"):
+        value = body.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise TranslationError(f"{key} must be a positive integer", key)
+        return value
+    return default
+
+
+def _copy_sampling(body: dict[str, Any], out: dict[str, Any]) -> None:
+    for key in ("temperature", "top_p", "stream"):
+        if body.get(key) is not None:
+            out[key] = body[key]
+    stop = body.get("stop")
+    if isinstance(stop, str):
+        out["stop_sequences"] = [stop]
+    elif isinstance(stop, list) and all(isinstance(s, str) for s in stop):
+        if stop:
+            out["stop_sequences"] = list(stop)
+    elif stop is not None:
+        raise TranslationError("stop must be a string or an array of strings", "stop")
+    user = body.get("user")
+    if isinstance(user, str) and user:
+        out["metadata"] = {"user_id": user}
+
+
+def _tools(tools: Any) -> list[dict[str, Any]]:
+    if tools is None:
+        return []
+    if not isinstance(tools, list):
+        raise TranslationError("tools must be an array", "tools")
+    out: list[dict[str, Any]] = []
+    for i, tool in enumerate(tools):
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if not isinstance(tool, dict) or tool.get("type") != "function":
+            raise TranslationError("only function tools are supported", f"tools[{i}].type")
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise TranslationError("a function tool needs a name", f"tools[{i}].function")
+        schema = function.get("parameters") or {"type": "object", "properties": {}}
+        entry: dict[str, Any] = {"name": function["name"], "input_schema": schema}
+        if isinstance(function.get("description"), str):
+            entry["description"] = function["description"]
+        out.append(entry)
+    return out
+
+
+def _tool_choice(choice: Any, parallel: Any) -> dict[str, Any] | None:
+    result: dict[str, Any] | None
+    if choice is None:
+        result = None
+    elif choice in ("auto", "none"):
+        result = {"type": choice}
+    elif choice == "required":
+        result = {"type": "any"}
+    elif isinstance(choice, dict) and isinstance(choice.get("function"), dict):
+        name = choice["function"].get("name")
+        if not isinstance(name, str) or not name:
+            raise TranslationError("tool_choice needs a function name", "tool_choice")
+        result = {"type": "tool", "name": name}
+    else:
+        raise TranslationError("unsupported tool_choice", "tool_choice")
+    if parallel is False:
+        result = result or {"type": "auto"}
+        if result["type"] != "none":
+            result["disable_parallel_tool_use"] = True
+    return result
+
+
+# --- response and usage --------------------------------------------------------------------
+
+
+def finish_reason(stop_reason: Any) -> str | None:
+    """OpenAI's finish_reason for an Anthropic stop_reason (None while still running)."""
+    if stop_reason is None:
+        return None
+    return _FINISH_REASONS.get(str(stop_reason), "stop")
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def usage_from_anthropic(usage: dict[str, Any]) -> Usage:
+    """Anthropic's input_tokens excludes cache reads and writes; Usage counts them in."""
+    read = _count(usage.get("cache_read_input_tokens"))
+    write = _count(usage.get("cache_creation_input_tokens"))
+    return Usage(
+        input_tokens=_count(usage.get("input_tokens")) + read + write,
+        output_tokens=_count(usage.get("output_tokens")),
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+    )
+
+
+def openai_usage(usage: Usage) -> dict[str, Any]:
+    return {
+        "prompt_tokens": usage.input_tokens,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": usage.input_tokens + usage.output_tokens,
+        "prompt_tokens_details": {"cached_tokens": usage.cache_read_tokens},
+    }
+
+
+def from_messages_response(resp: dict[str, Any], created: int) -> dict[str, Any]:
+    """An Anthropic message as an OpenAI chat.completion object."""
+    texts: list[str] = []
+    tool_calls: list[dict[str, Any]] = []
+    content = resp.get("content")
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text":
+            texts.append(str(block.get("text", "")))
+        elif block.get("type") == "tool_use":
+            arguments = json.dumps(block.get("input") or {}, ensure_ascii=False)
+            function = {"name": block.get("name"), "arguments": arguments}
+            tool_calls.append({"id": block.get("id"), "type": "function", "function": function})
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": "".join(texts) if texts or not tool_calls else None,
+        "refusal": None,
+    }
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    raw_usage = resp.get("usage")
+    usage = usage_from_anthropic(raw_usage if isinstance(raw_usage, dict) else {})
+    choice = {
+        "index": 0,
+        "message": message,
+        "logprobs": None,
+        "finish_reason": finish_reason(resp.get("stop_reason")) or "stop",
+    }
+    return {
+        "id": resp.get("id"),
+        "object": "chat.completion",
+        "created": created,
+        "model": resp.get("model"),
+        "choices": [choice],
+        "usage": openai_usage(usage),
+    }
+
+
+# --- errors --------------------------------------------------------------------------------
+
+
+def openai_error_type(status: int) -> str:
+    if status == 401:
+        return "authentication_error"
+    if status == 403:
+        return "permission_error"
+    if status == 429:
+        return "rate_limit_error"
+    if status >= 500:
+        return "api_error"
+    return "invalid_request_error"
+
+
+def error_envelope(status: int, message: str, code: str | None) -> dict[str, Any]:
+    error = {"message": message, "type": openai_error_type(status), "param": None, "code": code}
+    return {"error": error}
+
+
+def parse_error(data: Any) -> tuple[str | None, str | None]:
+    """(type, message) of an Anthropic error object `{"type": "error", "error": {...}}`."""
+    error = data.get("error") if isinstance(data, dict) else None
+    if not isinstance(error, dict):
+        return None, None
+    kind, message = error.get("type"), error.get("message")
+    return (
+        kind if isinstance(kind, str) else None,
+        message if isinstance(message, str) else None,
+    )
+
+
+def map_error(status: int, body: bytes) -> tuple[int, dict[str, Any]]:
+    """An Anthropic error response as (status for the client, OpenAI error envelope)."""
+    try:
+        kind, message = parse_error(json.loads(body))
+    except (ValueError, UnicodeDecodeError):
+        kind, message = None, None
+    if status < 400:  # an error body on a success status: trust the body's type
+        status = STATUS_BY_ERROR_TYPE.get(kind or "", 502)
+    text = message or f"the Anthropic upstream answered HTTP {status}"
+    return status, error_envelope(status, text, kind or "upstream_error")
