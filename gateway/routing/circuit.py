@@ -1,0 +1,94 @@
+"""Per-provider circuit breakers: pure state, the clock is passed in.
+
+closed --(failure_threshold consecutive retryable failures)--> open
+open --(cooldown elapsed, first try_acquire)--> half-open: exactly one probe runs
+half-open --probe succeeds--> closed;  --probe fails--> open again (a fresh cooldown)
+
+A probe whose verdict never arrives (the caller was cancelled) does not wedge
+the circuit: after another cooldown a new probe is admitted.
+Not thread-safe: it lives on the event loop's single thread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class CircuitState(StrEnum):
+    CLOSED = "closed"
+    OPEN = "open"
+    HALF_OPEN = "half_open"
+
+
+@dataclass(slots=True)
+class _Circuit:
+    failures: int = 0
+    opened_at: float | None = None  # None: closed
+    probe_started_at: float | None = None  # set while the half-open probe is in flight
+
+
+class CircuitBreakers:
+    def __init__(self, failure_threshold: int, cooldown_seconds: float) -> None:
+        if failure_threshold < 1:
+            raise ValueError("failure_threshold must be at least 1")
+        if cooldown_seconds < 0:
+            raise ValueError("cooldown_seconds must not be negative")
+        self._threshold = failure_threshold
+        self._cooldown = cooldown_seconds
+        self._circuits: dict[str, _Circuit] = {}
+
+    def state(self, provider_id: str, now: float) -> CircuitState:
+        circuit = self._circuits.get(provider_id)
+        if circuit is None or circuit.opened_at is None:
+            return CircuitState.CLOSED
+        if circuit.probe_started_at is not None and not self._due(circuit.probe_started_at, now):
+            return CircuitState.HALF_OPEN
+        return CircuitState.OPEN
+
+    def open_providers(self, now: float) -> frozenset[str]:
+        """Providers whose calls would be refused now (routing marks them PROVIDER_UNAVAILABLE).
+
+        A circuit whose cooldown has elapsed and whose probe slot is free is not listed,
+        so a decision can pick it and the call becomes the probe via try_acquire.
+        """
+        return frozenset(pid for pid, c in self._circuits.items() if self._refuses(c, now))
+
+    def try_acquire(self, provider_id: str, now: float) -> bool:
+        """May a call go to this provider now? False means refuse it (``circuit_open``)."""
+        circuit = self._circuits.get(provider_id)
+        if circuit is None or circuit.opened_at is None:
+            return True
+        if self._refuses(circuit, now):
+            return False
+        circuit.probe_started_at = now  # this call is the one half-open probe
+        return True
+
+    def record_success(self, provider_id: str) -> None:
+        circuit = self._circuits.get(provider_id)
+        if circuit is not None:
+            circuit.failures = 0
+            circuit.opened_at = None
+            circuit.probe_started_at = None
+
+    def record_failure(self, provider_id: str, now: float) -> None:
+        """One retryable failure (a retry's failure counts too)."""
+        circuit = self._circuits.setdefault(provider_id, _Circuit())
+        if circuit.probe_started_at is not None:
+            # The half-open probe failed: open again for a fresh cooldown.
+            circuit.opened_at = now
+            circuit.probe_started_at = None
+            return
+        circuit.failures += 1
+        if circuit.opened_at is None and circuit.failures >= self._threshold:
+            circuit.opened_at = now
+
+    def _refuses(self, circuit: _Circuit, now: float) -> bool:
+        if circuit.opened_at is None:
+            return False
+        if circuit.probe_started_at is not None:
+            return not self._due(circuit.probe_started_at, now)
+        return not self._due(circuit.opened_at, now)
+
+    def _due(self, since: float, now: float) -> bool:
+        return now - since >= self._cooldown

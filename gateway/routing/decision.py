@@ -1,0 +1,73 @@
+"""What a routing decision hands down the pipeline: taken once, never re-taken."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gateway.domain.model import Model, Operation, PolicyMode, Provider
+from gateway.domain.signals import HistoryFigures
+from gateway.routing.eligibility import Rejection, RejectionReason
+
+# Always in this order: signalsUsed, the readout and the telemetry flags follow it.
+SIGNAL_NAMES: tuple[str, ...] = ("quality", "health", "cost", "latency", "callCost")
+_FLAG_COLUMNS: dict[str, str] = {
+    "quality": "routing_signal_quality",
+    "health": "routing_signal_health",
+    "cost": "routing_signal_cost",
+    "latency": "routing_signal_latency",
+    "callCost": "routing_signal_call_cost",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    model: Model
+    provider: Provider
+    rank: int  # 1-based
+    score: float  # full precision
+    # Readout semantics: None when the signal is not collected or has no value of its own
+    # (a 0.5 fill for want of data shows None; a sole measured candidate shows its 0.5).
+    signals: dict[str, float | None]
+    history: HistoryFigures | None  # the raw aggregate, None when the history was not read
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    configuration_id: str
+    operation: Operation
+    mode: PolicyMode
+    mode_overridden: bool
+    call_history: bool  # the history was read for this decision
+    cost_basis: str | None  # 'list' | 'measured' | None (cost not collected)
+    selected: Model | None
+    candidates: tuple[Candidate, ...]  # eligible, in rank order
+    rejected: tuple[Rejection, ...]
+    signals_used: tuple[str, ...]
+    candidate_count: int  # active models considered, eligible and refused
+
+    def rejection_names(self) -> str:
+        """Sorted distinct reason names, comma-joined (the row's ``routing_rejections``)."""
+        return ",".join(sorted({r.reason.value for r in self.rejected}))
+
+    def signal_flags(self) -> dict[str, int]:
+        used = set(self.signals_used)
+        return {column: int(name in used) for name, column in _FLAG_COLUMNS.items()}
+
+    def all_refusals_operation_capability(self) -> bool:
+        """Every refusal is OPERATION_CAPABILITY_MISSING: 400, not 503, when nothing is left."""
+        return bool(self.rejected) and all(
+            r.reason is RejectionReason.OPERATION_CAPABILITY_MISSING for r in self.rejected
+        )
+
+    def refusal_message(self) -> str:
+        """The no_eligible_model message: the configuration and each refusal reason."""
+        if not self.rejected:
+            return f"configuration '{self.configuration_id}' has no active model"
+        refusals = ", ".join(f"{r.model.id} ({r.reason.value})" for r in self.rejected)
+        return f"no eligible model for configuration '{self.configuration_id}': {refusals}"
+
+    @property
+    def cost_basis_column(self) -> str:
+        """The row's ``routing_cost_basis``: '' where cost is not collected."""
+        return self.cost_basis or ""

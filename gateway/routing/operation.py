@@ -1,0 +1,56 @@
+"""What a call runs and what it needs (ROUTING.md, "Terms"), from what the request contains."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from gateway.domain.model import Capability, Operation
+
+Endpoint = Literal["chat", "embeddings", "completions"]  # /v1/chat/completions, ...
+
+
+def classify(
+    endpoint: Endpoint, *, stream: bool = False, has_tools: bool = False, has_image: bool = False
+) -> tuple[Operation, frozenset[Capability]]:
+    """The call's operation (it selects the history) and its required capabilities.
+
+    The capabilities follow the content whatever the operation, so a streamed tool call
+    runs ``stream`` and still needs ``tools``.
+    """
+    if endpoint == "embeddings":
+        return Operation.EMBEDDING, frozenset({Capability.EMBEDDINGS})
+    if endpoint == "completions":
+        return Operation.COMPLETION, frozenset({Capability.COMPLETION})
+    required = {Capability.CHAT}
+    if has_tools:
+        required.add(Capability.TOOLS)
+    if has_image:
+        required.add(Capability.VISION)
+    if stream:
+        operation = Operation.STREAM
+    elif has_tools:
+        operation = Operation.TOOLS
+    elif has_image:
+        operation = Operation.VISION
+    else:
+        operation = Operation.CHAT
+    return operation, frozenset(required)
+
+
+def required_for(operation: Operation) -> frozenset[Capability]:
+    """The capabilities an operation needs when no request body says more (the readout).
+
+    ``stream`` is taken as a plain streamed chat: a streamed tool call would need ``tools``
+    too, which only its body can tell.
+    """
+    endpoint: Endpoint = "chat"
+    if operation is Operation.EMBEDDING:
+        endpoint = "embeddings"
+    elif operation is Operation.COMPLETION:
+        endpoint = "completions"
+    return classify(
+        endpoint,
+        stream=operation is Operation.STREAM,
+        has_tools=operation is Operation.TOOLS,
+        has_image=operation is Operation.VISION,
+    )[1]

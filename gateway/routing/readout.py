@@ -1,0 +1,157 @@
+"""The readout ("Why this model?"): a decision rendered as JSON and as a terminal table.
+
+It renders a Decision that decide() took; it never re-applies a rule of its own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gateway.domain.model import Configuration, Model, Operation
+from gateway.domain.signals import HistoryFigures
+from gateway.routing.decision import SIGNAL_NAMES, Candidate, Decision
+
+CIRCUIT_NOTE = (
+    "Circuit states: not visible here. This reads the database the config names, "
+    "not a running server, so no provider is shown as PROVIDER_UNAVAILABLE."
+)
+
+
+def explain(decision: Decision) -> dict[str, Any]:
+    selected = decision.candidates[0] if decision.candidates else None
+    return {
+        "configuration": decision.configuration_id,
+        "fixed": False,
+        "operation": decision.operation.value,
+        "mode": decision.mode.value,
+        "modeOverridden": decision.mode_overridden,
+        "callHistory": decision.call_history,
+        "costBasis": decision.cost_basis,
+        "selected": (
+            {"model": selected.model.id, "provider": selected.provider.id} if selected else None
+        ),
+        "candidates": [_candidate(c) for c in decision.candidates],
+        "rejected": [
+            {"model": r.model.id, "provider": r.provider, "reason": r.reason.value}
+            for r in decision.rejected
+        ],
+        "signalsUsed": list(decision.signals_used),
+    }
+
+
+def explain_fixed(
+    configuration: Configuration, model: Model, operation: Operation
+) -> dict[str, Any]:
+    """A fixed-mode configuration decides nothing: name its model and invent nothing else."""
+    return {
+        "configuration": configuration.id,
+        "fixed": True,
+        "operation": operation.value,
+        "mode": None,
+        "modeOverridden": False,
+        "callHistory": False,
+        "costBasis": None,
+        "selected": {"model": model.id, "provider": model.provider},
+        "candidates": [],
+        "rejected": [],
+        "signalsUsed": [],
+    }
+
+
+def _candidate(candidate: Candidate) -> dict[str, Any]:
+    return {
+        "rank": candidate.rank,
+        "model": candidate.model.id,
+        "provider": candidate.provider.id,
+        "adapterType": candidate.provider.adapter.value,
+        "priority": candidate.provider.priority,
+        "score": candidate.score,
+        "signals": {name: candidate.signals.get(name) for name in SIGNAL_NAMES},
+        "history": _history(candidate.history),
+        "warnings": list(candidate.warnings),
+    }
+
+
+def _history(figures: HistoryFigures | None) -> dict[str, Any] | None:
+    if figures is None:
+        return None
+    return {
+        "calls": figures.calls,
+        "meanLatencyMs": figures.mean_latency_ms,
+        "costedCalls": figures.costed_calls,
+        "meanCost": float(figures.mean_cost) if figures.mean_cost is not None else None,
+    }
+
+
+_COLUMNS = ("#", "model", "provider", "adapter", "prio", "score", *SIGNAL_NAMES, "history")
+
+
+def render_table(explained: dict[str, Any]) -> str:
+    """The same decision as a terminal table, for ``gateway explain``."""
+    lines = [
+        f"configuration: {explained['configuration']}   operation: {explained['operation']}",
+    ]
+    selected = explained["selected"]
+    chosen = f"{selected['model']} on {selected['provider']}" if selected else "none eligible"
+    if explained["fixed"]:
+        lines.append(f"fixed: serves {chosen}; no decision is taken")
+        return "\n".join(lines) + "\n"
+    overridden = " (overridden)" if explained["modeOverridden"] else ""
+    lines.append(
+        f"mode: {explained['mode']}{overridden}   "
+        f"call history: {'read' if explained['callHistory'] else 'not read'}   "
+        f"cost basis: {explained['costBasis'] or '-'}"
+    )
+    lines.append(f"selected: {chosen}")
+    lines.append("")
+    lines.extend(_table([_row(c) for c in explained["candidates"]]))
+    for candidate in explained["candidates"]:
+        for warning in candidate["warnings"]:
+            lines.append(f"warning: {candidate['model']}: {warning}")
+    for rejection in explained["rejected"]:
+        lines.append(
+            f"rejected: {rejection['model']} ({rejection['provider']}): {rejection['reason']}"
+        )
+    lines.append(f"signals used: {', '.join(explained['signalsUsed']) or 'none'}")
+    lines.append(CIRCUIT_NOTE)
+    return "\n".join(lines) + "\n"
+
+
+def _row(candidate: dict[str, Any]) -> list[str]:
+    signals = candidate["signals"]
+    return [
+        str(candidate["rank"]),
+        candidate["model"],
+        candidate["provider"],
+        candidate["adapterType"],
+        str(candidate["priority"]),
+        f"{candidate['score']:.5f}",
+        *(_number(signals[name]) for name in SIGNAL_NAMES),
+        _history_cell(candidate["history"]),
+    ]
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.5f}"
+
+
+def _history_cell(history: dict[str, Any] | None) -> str:
+    if history is None or history["calls"] == 0:
+        return "no data"
+    latency = history["meanLatencyMs"]
+    text = f"{history['calls']} calls"
+    if latency is not None:
+        text += f", {latency:.0f} ms"
+    if history["meanCost"] is not None:
+        text += f", ${history['meanCost']:.4f} over {history['costedCalls']}"
+    return text
+
+
+def _table(rows: list[list[str]]) -> list[str]:
+    if not rows:
+        return ["(no eligible candidate)"]
+    widths = [max(len(r[i]) for r in [list(_COLUMNS), *rows]) for i in range(len(_COLUMNS))]
+    return [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in [list(_COLUMNS), *rows]
+    ]
