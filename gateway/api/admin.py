@@ -1,0 +1,76 @@
+"""The admin API: the routing readout ("Why this model?") and recent routed calls."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from importlib import resources
+from typing import Any
+
+from litestar import Controller, Request, get
+from litestar.connection import ASGIConnection
+from litestar.handlers.base import BaseRouteHandler
+from litestar.response import Response
+
+from gateway.domain.errors import AuthenticationFailed, InvalidRequest
+from gateway.pipeline.explain import explain_configuration
+from gateway.runtime import Runtime
+from gateway.telemetry.queries import recent_routed_calls
+
+
+def admin_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    runtime: Runtime = connection.app.state.runtime
+    if runtime.keys.open:
+        return
+    if not runtime.keys.is_admin(connection.headers.get("authorization")):
+        raise AuthenticationFailed("Missing or invalid admin key.")
+
+
+def _int_param(value: str | None, name: str, default: int, low: int, high: int) -> int:
+    if value is None:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise InvalidRequest(f"'{name}' must be an integer.", param=name) from None
+    if not low <= number <= high:
+        raise InvalidRequest(f"'{name}' must be between {low} and {high}.", param=name)
+    return number
+
+
+class AdminController(Controller):
+    path = "/admin"
+    guards = [admin_guard]  # noqa: RUF012 - Litestar reads this class attribute
+
+    @get("/routing/explain")
+    async def routing_explain(self, request: Request[Any, Any, Any]) -> dict[str, Any]:
+        params = request.query_params
+        configuration = params.get("configuration")
+        operation = params.get("operation")
+        if not configuration:
+            raise InvalidRequest("'configuration' is required.", param="configuration")
+        if not operation:
+            raise InvalidRequest("'operation' is required.", param="operation")
+        runtime: Runtime = request.app.state.runtime
+        return explain_configuration(
+            runtime.config,
+            runtime.snapshots.snapshot(),
+            configuration,
+            operation,
+            params.get("mode"),
+        )
+
+    @get("/routing/calls")
+    async def routing_calls(self, request: Request[Any, Any, Any]) -> dict[str, Any]:
+        params = request.query_params
+        days = _int_param(params.get("days"), "days", 7, 1, 3650)
+        limit = _int_param(params.get("limit"), "limit", 20, 1, 1000)
+        runtime: Runtime = request.app.state.runtime
+        calls = await recent_routed_calls(runtime.engine, days, limit, datetime.now(UTC))
+        return {"calls": calls}
+
+
+@get("/admin", include_in_schema=False)
+async def governance_page() -> Response[bytes]:
+    """The page holds no data: it asks for the admin key and reads the admin API."""
+    page = resources.files("gateway.api").joinpath("static/governance.html").read_bytes()
+    return Response(page, media_type="text/html; charset=utf-8")

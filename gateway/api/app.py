@@ -1,0 +1,47 @@
+"""``create_app(config) -> Litestar``: shared resources built in the lifespan."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import httpx
+from litestar import Litestar
+
+from gateway.api.admin import AdminController, governance_page
+from gateway.api.errors import EXCEPTION_HANDLERS
+from gateway.api.models import list_models
+from gateway.api.proxy import PROXY_HANDLERS
+from gateway.api.system import healthz, metrics, readyz
+from gateway.domain.settings import GatewayConfig
+from gateway.runtime import Runtime
+
+
+def create_app(
+    config: GatewayConfig, *, transport: httpx.AsyncBaseTransport | None = None
+) -> Litestar:
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        runtime = Runtime(config, transport=transport)
+        app.state.runtime = runtime
+        await runtime.start()
+        try:
+            yield
+        finally:
+            await runtime.stop()
+
+    return Litestar(
+        route_handlers=[
+            *PROXY_HANDLERS,
+            list_models,
+            healthz,
+            readyz,
+            metrics,
+            AdminController,
+            governance_page,
+        ],
+        lifespan=[lifespan],
+        exception_handlers=EXCEPTION_HANDLERS,
+        openapi_config=None,
+        debug=False,
+    )

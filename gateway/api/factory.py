@@ -1,0 +1,15 @@
+"""The app factory uvicorn imports in each worker when ``server.workers > 1``."""
+
+from __future__ import annotations
+
+import os
+
+from litestar import Litestar
+
+from gateway.api.app import create_app
+from gateway.config.loader import load_config
+
+
+def app_from_env() -> Litestar:
+    config = load_config(os.environ["GATEWAY_CONFIG"])
+    return create_app(config)

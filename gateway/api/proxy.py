@@ -1,0 +1,165 @@
+"""The proxied OpenAI endpoints as raw ASGI handlers.
+
+The hot path skips Litestar's request parsing and response machinery (the
+measured cost of a framework layer per call); everything else in the app is
+ordinary Litestar. Bodies are read once, bounded by ``server.maxBodyBytes``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import uuid
+from typing import Any
+
+import msgspec
+from litestar import asgi
+from litestar.types import Receive, Scope, Send
+
+from gateway.domain.errors import (
+    AuthenticationFailed,
+    GatewayError,
+    InvalidRequest,
+    RequestTooLarge,
+)
+from gateway.inbound import Endpoint, parse_inbound
+from gateway.pipeline.service import Answer, StreamAnswer
+from gateway.runtime import Runtime
+
+_ENCODER = msgspec.json.Encoder()
+_REQUEST_ID = re.compile(r"^[\w.:\-]{1,128}$")
+_STREAM_HEADERS = [
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+def _runtime(scope: Scope) -> Runtime:
+    runtime: Runtime = scope["litestar_app"].state.runtime
+    return runtime
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+def correlation_id(scope: Scope) -> str:
+    inbound = _header(scope, b"x-request-id")
+    if inbound and _REQUEST_ID.match(inbound):
+        return inbound
+    return uuid.uuid4().hex
+
+
+async def read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
+    declared = _header(scope, b"content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise RequestTooLarge(f"The request body exceeds {limit} bytes.")
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise InvalidRequest("The client disconnected while sending the body.")
+        chunk: bytes = message.get("body", b"")  # type: ignore[assignment]
+        size += len(chunk)
+        if size > limit:
+            raise RequestTooLarge(f"The request body exceeds {limit} bytes.")
+        parts.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(parts)
+
+
+async def send_answer(send: Send, answer: Answer, request_id: str) -> None:
+    headers: list[tuple[bytes, bytes]] = [
+        (b"content-type", answer.content_type.encode("latin-1")),
+        (b"content-length", str(len(answer.body)).encode()),
+        (b"x-request-id", request_id.encode()),
+    ]
+    headers.extend((k.encode(), v.encode("latin-1")) for k, v in answer.headers.items())
+    await send({"type": "http.response.start", "status": answer.status, "headers": headers})
+    await send({"type": "http.response.body", "body": answer.body, "more_body": False})
+
+
+def error_answer(error: GatewayError) -> Answer:
+    return Answer(error.http_status, _ENCODER.encode(error.envelope()), error.headers())
+
+
+async def _proxy(endpoint: Endpoint, scope: Scope, receive: Receive, send: Send) -> None:
+    request_id = correlation_id(scope)
+    if scope.get("method") != "POST":
+        error = InvalidRequest(f"Use POST for /v1/{endpoint.value}.")
+        answer = error_answer(error)
+        answer.status = 405
+        await send_answer(send, answer, request_id)
+        return
+    runtime = _runtime(scope)
+    try:
+        key = None
+        if not runtime.keys.open:
+            key = runtime.keys.identify(_header(scope, b"authorization"))
+            if key is None:
+                raise AuthenticationFailed("Missing or invalid API key.")
+        raw = await read_body(scope, receive, runtime.config.server.max_body_bytes)
+        request = parse_inbound(endpoint, raw)
+    except GatewayError as error:
+        await send_answer(send, error_answer(error), request_id)
+        return
+    pipeline = runtime.pipeline
+    ctx = pipeline.context(request, key, request_id)
+    if request.stream:
+        outcome = await pipeline.stream(ctx, key)
+        if isinstance(outcome, StreamAnswer):
+            await _send_stream(send, receive, outcome, request_id)
+            return
+        await send_answer(send, outcome, request_id)
+        return
+    await send_answer(send, await pipeline.complete(ctx, key), request_id)
+
+
+async def _send_stream(send: Send, receive: Receive, answer: StreamAnswer, request_id: str) -> None:
+    headers = list(_STREAM_HEADERS)
+    headers.append((b"x-request-id", request_id.encode()))
+    headers.extend((k.encode(), v.encode("latin-1")) for k, v in answer.headers.items())
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+
+    async def emit(data: bytes) -> None:
+        await send({"type": "http.response.body", "body": data, "more_body": True})
+
+    relay_task = asyncio.ensure_future(answer.relay.run(emit))
+    watcher = asyncio.ensure_future(_disconnected(receive))
+    await asyncio.wait({relay_task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    if not relay_task.done():
+        relay_task.cancel()  # the client went away: the relay closes upstream and records
+    watcher.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await watcher
+    with contextlib.suppress(asyncio.CancelledError):
+        await relay_task
+    with contextlib.suppress(Exception):
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _disconnected(receive: Receive) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+def _route(endpoint: Endpoint) -> Any:
+    async def handler(scope: Scope, receive: Receive, send: Send) -> None:
+        await _proxy(endpoint, scope, receive, send)
+
+    handler.__name__ = f"proxy_{endpoint.name.lower()}"
+    return asgi(f"/v1/{endpoint.value}", copy_scope=False)(handler)
+
+
+chat_completions = _route(Endpoint.CHAT)
+embeddings = _route(Endpoint.EMBEDDINGS)
+completions = _route(Endpoint.COMPLETIONS)
+PROXY_HANDLERS = [chat_completions, embeddings, completions]

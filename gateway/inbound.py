@@ -1,0 +1,130 @@
+"""Parse and check an inbound OpenAI request: only what the gateway reads.
+
+The body is forwarded as the client sent it (unknown fields pass through), so
+validation covers the fields the gateway itself relies on and nothing more.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import msgspec
+
+from gateway.domain.errors import InvalidJson, InvalidRequest
+from gateway.domain.model import Capability, Operation
+from gateway.routing.operation import classify
+
+_IMAGE_PART_TYPES = frozenset({"image_url", "image", "input_image"})
+
+
+class Endpoint(StrEnum):
+    CHAT = "chat/completions"
+    EMBEDDINGS = "embeddings"
+    COMPLETIONS = "completions"
+
+
+@dataclass(slots=True)
+class InboundRequest:
+    endpoint: Endpoint
+    body: dict[str, Any]
+    configuration: str
+    operation: Operation
+    required: frozenset[Capability]
+    stream: bool
+    include_usage: bool  # the client asked for the usage chunk of a stream
+    cache_bypass: bool = False  # the client sent ``x-gateway-cache: no-cache``
+
+    @property
+    def max_tokens(self) -> int | None:
+        value = self.body.get("max_completion_tokens", self.body.get("max_tokens"))
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def parse_inbound(endpoint: Endpoint, raw: bytes) -> InboundRequest:
+    try:
+        body = msgspec.json.decode(raw)
+    except msgspec.DecodeError as exc:
+        raise InvalidJson(f"The request body is not valid JSON: {exc}") from exc
+    if not isinstance(body, dict):
+        raise InvalidJson("The request body must be a JSON object.")
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise InvalidRequest("'model' is required and must be a non-empty string.", param="model")
+    stream = body.get("stream", False)
+    if stream is None:
+        stream = False
+    if not isinstance(stream, bool):
+        raise InvalidRequest("'stream' must be a boolean.", param="stream")
+    include_usage = _include_usage(body) if stream else False
+    operation, required = _operation_of(endpoint, body, stream)
+    return InboundRequest(endpoint, body, model, operation, required, stream, include_usage)
+
+
+def _include_usage(body: dict[str, Any]) -> bool:
+    options = body.get("stream_options")
+    if options is None:
+        return False
+    if not isinstance(options, dict):
+        raise InvalidRequest("'stream_options' must be an object.", param="stream_options")
+    return options.get("include_usage") is True
+
+
+def _operation_of(
+    endpoint: Endpoint, body: dict[str, Any], stream: bool
+) -> tuple[Operation, frozenset[Capability]]:
+    if endpoint is Endpoint.EMBEDDINGS:
+        if stream:
+            raise InvalidRequest("Embeddings cannot be streamed.", param="stream")
+        _check_input(body)
+        return classify("embeddings")
+    if endpoint is Endpoint.COMPLETIONS:
+        if not isinstance(body.get("prompt"), str | list):
+            raise InvalidRequest("'prompt' is required (a string or an array).", param="prompt")
+        return classify("completions", stream=stream)
+    has_tools = _check_messages_and_tools(body)
+    return classify(
+        "chat", stream=stream, has_tools=has_tools, has_image=_has_image(body["messages"])
+    )
+
+
+def _check_input(body: dict[str, Any]) -> None:
+    value = body.get("input")
+    if isinstance(value, str):
+        return
+    if isinstance(value, list) and value:
+        return
+    raise InvalidRequest("'input' is required (a string or a non-empty array).", param="input")
+
+
+def _check_messages_and_tools(body: dict[str, Any]) -> bool:
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise InvalidRequest(
+            "'messages' is required and must be a non-empty array.", param="messages"
+        )
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            raise InvalidRequest(
+                f"'messages[{i}]' must be an object with a string 'role'.", param=f"messages[{i}]"
+            )
+    has_tools = False
+    for key in ("tools", "functions"):
+        value = body.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, list):
+            raise InvalidRequest(f"'{key}' must be an array.", param=key)
+        has_tools = has_tools or bool(value)
+    return has_tools
+
+
+def _has_image(messages: list[Any]) -> bool:
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list):
+            for part in content:
+                if isinstance(part, dict) and part.get("type") in _IMAGE_PART_TYPES:
+                    return True
+    return False

@@ -1,0 +1,85 @@
+"""Prometheus metrics, one registry per app (no module globals), names prefixed ``gateway_``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+_LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.requests = Counter(
+            "gateway_requests",
+            "Proxied calls, by operation and HTTP status.",
+            ["operation", "status"],
+            registry=self.registry,
+        )
+        self.errors = Counter(
+            "gateway_errors",
+            "Calls that failed, by the row's error_class.",
+            ["error_class"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "gateway_request_latency_seconds",
+            "Whole call inside the gateway (a stream: until its end).",
+            ["operation"],
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.upstream_latency = Histogram(
+            "gateway_upstream_latency_seconds",
+            "One upstream attempt, until its answer (a stream: until its first byte).",
+            ["provider"],
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.upstream_errors = Counter(
+            "gateway_upstream_errors",
+            "Failed upstream attempts, by provider and kind.",
+            ["provider", "kind"],
+            registry=self.registry,
+        )
+        self.capability_warnings = Counter(
+            "gateway_routing_capability_warnings",
+            "Observe mode: candidates that lack a capability the call needs.",
+            ["configuration"],
+            registry=self.registry,
+        )
+        self.history_read_failures = Gauge(
+            "gateway_call_history_read_failures",
+            "Failed call-history reads since start (the decision ran without history).",
+            registry=self.registry,
+        )
+        self.queue_depth = Gauge(
+            "gateway_telemetry_queue_depth",
+            "Telemetry rows waiting to be written.",
+            registry=self.registry,
+        )
+        self.dropped_rows = Gauge(
+            "gateway_telemetry_dropped_rows",
+            "Telemetry rows dropped since start (queue full or database down too long).",
+            registry=self.registry,
+        )
+
+    def observe_upstream(self, provider: str, seconds: float, error_kind: str | None) -> None:
+        self.upstream_latency.labels(provider).observe(seconds)
+        if error_kind is not None:
+            self.upstream_errors.labels(provider, error_kind).inc()
+
+    def observe_call(
+        self, operation: str, status: int, seconds: float, error_class: str | None
+    ) -> None:
+        self.requests.labels(operation, str(status)).inc()
+        self.latency.labels(operation).observe(seconds)
+        if error_class is not None:
+            self.errors.labels(error_class).inc()
+
+    def render(self, refresh: Callable[[Metrics], None] | None = None) -> bytes:
+        if refresh is not None:
+            refresh(self)
+        return generate_latest(self.registry)

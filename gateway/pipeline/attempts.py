@@ -1,0 +1,169 @@
+"""Attempt the resolved target with retries, then the fallbacks, until one answers."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from gateway.domain.errors import (
+    GatewayError,
+    NoEligibleModel,
+    RateLimited,
+    UpstreamFailed,
+    UpstreamTimedOut,
+)
+from gateway.pipeline.context import CallContext, Target, note_attempt, note_served
+from gateway.pipeline.resolve import Resolution, Resolver
+from gateway.routing.circuit import CircuitBreakers
+from gateway.upstream.base import Adapter, UpstreamCall, UpstreamError
+from gateway.upstream.retry import retry_delay, should_retry
+
+T = TypeVar("T")
+Dispatch = Callable[[Adapter, UpstreamCall], Awaitable[T]]
+UpstreamObserver = Callable[[str, float, str | None], None]  # provider id, seconds, error kind
+
+
+class UpstreamRejected(Exception):
+    """A non-retryable upstream answer (4xx other than 408/429): the client gets it as sent."""
+
+    def __init__(self, error: UpstreamError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+class Attempts:
+    def __init__(
+        self,
+        resolver: Resolver,
+        breakers: CircuitBreakers,
+        adapters: Callable[[Target], Adapter],
+        observe: UpstreamObserver,
+    ) -> None:
+        self._resolver = resolver
+        self._breakers = breakers
+        self._adapters = adapters
+        self._observe = observe
+
+    async def run(
+        self, ctx: CallContext, primary: Resolution, dispatch: Dispatch[T]
+    ) -> tuple[T, Target]:
+        failures: list[tuple[Resolution, UpstreamError | None]] = []
+        plan = [primary.configuration, *self._resolver.fallbacks(primary.configuration)]
+        for index, configuration in enumerate(plan):
+            resolution = (
+                primary if index == 0 else self._resolver.resolve(configuration, ctx.request)
+            )
+            target = resolution.target
+            if target is None:
+                failures.append((resolution, None))
+                continue
+            if index > 0:
+                ctx.record.fallback_attempts += 1
+            note_attempt(ctx.record, target)
+            try:
+                result = await self._with_retries(ctx, target, dispatch)
+            except UpstreamError as error:
+                if not error.retryable:
+                    raise UpstreamRejected(error) from error
+                failures.append((resolution, error))
+                continue
+            note_served(ctx.record, target)
+            return result, target
+        raise _final_error(ctx, failures)
+
+    async def _with_retries(self, ctx: CallContext, target: Target, dispatch: Dispatch[T]) -> T:
+        provider = target.provider
+        adapter = self._adapters(target)
+        attempt = 0
+        while True:
+            if not self._breakers.try_acquire(provider.id, time.monotonic()):
+                raise UpstreamError("circuit_open", f"circuit open for provider {provider.id}")
+            remaining = ctx.remaining()
+            if remaining <= 0:
+                raise UpstreamError("timeout", "the call's deadline passed")
+            call = UpstreamCall(
+                provider=provider,
+                model=target.model,
+                endpoint=ctx.request.endpoint,
+                body=ctx.request.body,
+                stream=ctx.request.stream,
+                remaining_seconds=remaining,
+                headers={"x-request-id": ctx.correlation_id},
+            )
+            started = time.perf_counter()
+            try:
+                result = await dispatch(adapter, call)
+            except UpstreamError as error:
+                self._observe(provider.id, time.perf_counter() - started, error.kind)
+                if not error.retryable:
+                    self._breakers.record_success(provider.id)  # it answered: the fault is ours
+                    raise
+                self._breakers.record_failure(provider.id, time.monotonic())
+                if should_retry(error, attempt, provider.max_retries):
+                    delay = retry_delay(attempt, error.retry_after)
+                    if delay < ctx.remaining():
+                        ctx.record.provider_retries += 1
+                        attempt += 1
+                        await asyncio.sleep(delay)
+                        continue
+                raise
+            self._observe(provider.id, time.perf_counter() - started, None)
+            self._breakers.record_success(provider.id)
+            return result
+
+
+def _final_error(
+    ctx: CallContext, failures: list[tuple[Resolution, UpstreamError | None]]
+) -> GatewayError:
+    attempted = [(r, e) for r, e in failures if e is not None and e.kind != "circuit_open"]
+    name = ctx.request.configuration
+    if not attempted:
+        ctx.record.error_class = _nothing_attempted_class(failures)
+        return NoEligibleModel(
+            _refusal_message(name, failures), caller_fault=_caller_fault(failures)
+        )
+    last = attempted[-1][1]
+    assert last is not None
+    ctx.record.error_class = last.error_class
+    listing = "; ".join(
+        f"{r.target.provider.id}/{r.target.model.id}: {e.kind}"
+        for r, e in attempted
+        if r.target is not None and e is not None
+    )
+    if last.kind == "timeout":
+        return UpstreamTimedOut(f"The upstream timed out ({listing}).")
+    if last.kind == "http_429":
+        return RateLimited(
+            f"The upstream rate-limited the call ({listing}).", retry_after=last.retry_after
+        )
+    return UpstreamFailed(f"Every attempt failed ({listing}).")
+
+
+def _nothing_attempted_class(failures: list[tuple[Resolution, UpstreamError | None]]) -> str:
+    for resolution, error in failures:
+        if error is not None or resolution.failure == "circuit_open":
+            return "circuit_open"
+    return "no_eligible_model"
+
+
+def _caller_fault(failures: list[tuple[Resolution, UpstreamError | None]]) -> bool:
+    decisions = [r.decision for r, _ in failures]
+    return bool(decisions) and all(
+        d is not None and d.all_refusals_operation_capability() for d in decisions
+    )
+
+
+def _refusal_message(name: str, failures: list[tuple[Resolution, UpstreamError | None]]) -> str:
+    parts: list[str] = []
+    for resolution, error in failures:
+        cid = resolution.configuration.id
+        if resolution.decision is not None:
+            reasons = sorted(
+                {f"{r.model.id}: {r.reason.value}" for r in resolution.decision.rejected}
+            )
+            parts.append(f"{cid} [{', '.join(reasons) or 'no active models'}]")
+        else:
+            parts.append(f"{cid} [{error.kind if error else resolution.failure}]")
+    return f"No eligible model for configuration '{name}': " + "; ".join(parts)

@@ -1,0 +1,77 @@
+"""One call's state as it moves through the pipeline, and the row it becomes."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from gateway.domain.model import Configuration, Model, Provider
+from gateway.inbound import InboundRequest
+from gateway.routing.decision import Decision
+from gateway.telemetry.records import TelemetryRecord
+
+
+@dataclass(slots=True)
+class Target:
+    """Where one configuration of the plan resolved to."""
+
+    configuration: Configuration
+    model: Model
+    provider: Provider
+    decision: Decision | None  # None for fixed mode
+
+
+def note_decision(record: TelemetryRecord, decision: Decision) -> None:
+    record.routing_policy_mode = decision.mode.value
+    record.routing_candidates = decision.candidate_count
+    record.routing_rejections = decision.rejection_names()
+    record.routing_cost_basis = decision.cost_basis_column
+    flags = decision.signal_flags()
+    record.routing_signal_quality = bool(flags["routing_signal_quality"])
+    record.routing_signal_health = bool(flags["routing_signal_health"])
+    record.routing_signal_cost = bool(flags["routing_signal_cost"])
+    record.routing_signal_latency = bool(flags["routing_signal_latency"])
+    record.routing_signal_call_cost = bool(flags["routing_signal_call_cost"])
+
+
+def note_attempt(record: TelemetryRecord, target: Target) -> None:
+    """The first attempted provider and model stay on the row."""
+    if record.provider is None:
+        record.provider = target.provider.id
+        record.adapter_type = target.provider.adapter.value
+        record.model = target.model.id
+
+
+def note_served(record: TelemetryRecord, target: Target) -> None:
+    record.served_configuration = target.configuration.id
+    record.served_provider = target.provider.id
+    record.served_model = target.model.id
+
+
+@dataclass(slots=True)
+class CallContext:
+    request: InboundRequest
+    api_key_id: str | None
+    correlation_id: str
+    deadline: float  # time.monotonic() value
+    started: float = field(default_factory=time.perf_counter)
+    record: TelemetryRecord = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.record = TelemetryRecord(
+            created_at=datetime.now(UTC),
+            correlation_id=self.correlation_id,
+            api_key_id=self.api_key_id,
+            operation=self.request.operation.value,
+            configuration=self.request.configuration,
+            success=False,
+            http_status=0,
+            latency_ms=0.0,
+        )
+
+    def remaining(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def elapsed_ms(self) -> float:
+        return (time.perf_counter() - self.started) * 1000.0

@@ -1,0 +1,81 @@
+"""The seams where budgets and the response cache plug into the pipeline.
+
+The pipeline calls these at fixed points; the implementations live in
+``gateway.budgets`` and ``gateway.cache``. The null versions admit everything
+and cache nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from gateway.domain.model import Configuration, Model
+from gateway.domain.settings import ApiKey
+from gateway.inbound import InboundRequest
+from gateway.telemetry.records import TelemetryRecord
+
+
+@dataclass(slots=True)
+class Reservation:
+    """What admission held for one call; settled once when the call ends."""
+
+    token: object  # the implementation's own handle
+
+
+class BudgetGate(Protocol):
+    async def reserve(
+        self,
+        key: ApiKey | None,
+        configuration: Configuration,
+        request: InboundRequest,
+        model: Model | None,
+    ) -> Reservation | None:
+        """Hold the call's worst case, atomically; raise BudgetExceeded to refuse it."""
+        ...
+
+    async def settle(self, reservation: Reservation, record: TelemetryRecord) -> None:
+        """Replace the hold by the call's actual figures (release it when nothing answered)."""
+        ...
+
+
+@dataclass(slots=True)
+class CachedAnswer:
+    body: bytes
+    response_model: str | None
+
+
+class ResponseCache(Protocol):
+    async def lookup(
+        self, configuration: Configuration, request: InboundRequest
+    ) -> CachedAnswer | None: ...
+
+    async def store(
+        self, configuration: Configuration, request: InboundRequest, answer: CachedAnswer
+    ) -> None: ...
+
+
+class NoBudgets:
+    async def reserve(
+        self,
+        key: ApiKey | None,
+        configuration: Configuration,
+        request: InboundRequest,
+        model: Model | None,
+    ) -> Reservation | None:
+        return None
+
+    async def settle(self, reservation: Reservation, record: TelemetryRecord) -> None:
+        return None
+
+
+class NoCache:
+    async def lookup(
+        self, configuration: Configuration, request: InboundRequest
+    ) -> CachedAnswer | None:
+        return None
+
+    async def store(
+        self, configuration: Configuration, request: InboundRequest, answer: CachedAnswer
+    ) -> None:
+        return None

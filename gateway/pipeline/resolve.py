@@ -1,0 +1,75 @@
+"""Resolve a configuration to a target: the fixed model, or the decision's choice."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from gateway.domain.model import Configuration, PolicyMode
+from gateway.domain.settings import GatewayConfig
+from gateway.inbound import InboundRequest
+from gateway.pipeline.context import Target
+from gateway.routing.circuit import CircuitBreakers
+from gateway.routing.decision import Decision
+from gateway.routing.ranker import decide
+from gateway.routing.snapshot import Snapshot
+
+
+@dataclass(slots=True)
+class Resolution:
+    configuration: Configuration
+    target: Target | None
+    decision: Decision | None
+    failure: str | None = None  # error_class when nothing can be attempted
+
+
+class Resolver:
+    def __init__(
+        self,
+        config: GatewayConfig,
+        breakers: CircuitBreakers,
+        snapshot: Callable[[], Snapshot],
+        health_scores: Callable[[], Mapping[str, float]],
+    ) -> None:
+        self._config = config
+        self._breakers = breakers
+        self._snapshot = snapshot
+        self._health_scores = health_scores
+
+    def resolve(
+        self,
+        configuration: Configuration,
+        request: InboundRequest,
+        mode_override: PolicyMode | None = None,
+    ) -> Resolution:
+        if configuration.is_fixed:
+            assert configuration.model is not None  # the loader guarantees it
+            model = self._config.model(configuration.model)
+            provider = self._config.provider_of(model)
+            if provider.id in self._breakers.open_providers(time.monotonic()):
+                return Resolution(configuration, None, None, "circuit_open")
+            return Resolution(configuration, Target(configuration, model, provider, None), None)
+        decision = decide(
+            configuration, request.operation, request.required, self._snapshot(), mode_override
+        )
+        if decision.selected is None:
+            return Resolution(configuration, None, decision, "no_eligible_model")
+        model = decision.selected
+        provider = self._config.provider_of(model)
+        return Resolution(configuration, Target(configuration, model, provider, decision), decision)
+
+    def fallbacks(self, configuration: Configuration) -> list[Configuration]:
+        """The fallback list, not followed transitively; reordered by health when asked."""
+        chain = [self._config.configurations[c] for c in configuration.fallback]
+        if not self._config.health.reorder_fallback:
+            return chain
+        scores = self._health_scores()
+        return sorted(chain, key=lambda c: -self._health_of(c, scores))
+
+    def _health_of(self, configuration: Configuration, scores: Mapping[str, float]) -> float:
+        """The health of the provider a fallback would use (unknown = 0.5)."""
+        if configuration.is_fixed and configuration.model is not None:
+            provider_id = self._config.model(configuration.model).provider
+            return scores.get(provider_id, 0.5)
+        return 0.5

@@ -1,0 +1,259 @@
+"""The pipeline: configuration → route → attempt with retries and fallback → price → record."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import msgspec
+
+from gateway.domain.errors import ConfigurationNotAllowed, GatewayError, ModelNotFound
+from gateway.domain.model import Configuration
+from gateway.domain.settings import ApiKey, GatewayConfig
+from gateway.inbound import InboundRequest
+from gateway.pipeline.accounting import account_estimated, account_reported, output_text_of
+from gateway.pipeline.attempts import Attempts, UpstreamRejected
+from gateway.pipeline.context import CallContext, Target, note_decision
+from gateway.pipeline.hooks import (
+    BudgetGate,
+    CachedAnswer,
+    NoBudgets,
+    NoCache,
+    Reservation,
+    ResponseCache,
+)
+from gateway.pipeline.resolve import Resolution, Resolver
+from gateway.pipeline.stream import StreamRelay
+from gateway.pricing import format_usd, usd_json_number
+from gateway.telemetry.records import TelemetryRecord
+from gateway.upstream.base import Adapter, UpstreamCall, UpstreamReply
+from gateway.usage.tokens import TokenCounter
+
+_ENCODER = msgspec.json.Encoder()
+
+
+class TelemetrySink(Protocol):
+    def submit(self, record: TelemetryRecord) -> None: ...
+
+
+class CallObserver(Protocol):
+    def observe_call(
+        self, operation: str, status: int, seconds: float, error_class: str | None
+    ) -> None: ...
+
+
+@dataclass(slots=True)
+class Answer:
+    status: int
+    body: bytes
+    headers: dict[str, str] = field(default_factory=dict)
+    content_type: str = "application/json"
+
+
+@dataclass(slots=True)
+class StreamAnswer:
+    headers: dict[str, str]
+    relay: StreamRelay
+
+
+class Pipeline:
+    def __init__(
+        self,
+        config: GatewayConfig,
+        resolver: Resolver,
+        attempts: Attempts,
+        counter: TokenCounter,
+        telemetry: TelemetrySink,
+        observer: CallObserver,
+        budgets: BudgetGate | None = None,
+        cache: ResponseCache | None = None,
+    ) -> None:
+        self._config = config
+        self._resolver = resolver
+        self._attempts = attempts
+        self._counter = counter
+        self._telemetry = telemetry
+        self._observer = observer
+        self._budgets: BudgetGate = budgets or NoBudgets()
+        self._cache: ResponseCache = cache or NoCache()
+
+    def context(
+        self, request: InboundRequest, key: ApiKey | None, correlation_id: str
+    ) -> CallContext:
+        deadline = time.monotonic() + self._config.server.request_timeout_seconds
+        return CallContext(request, key.id if key else None, correlation_id, deadline)
+
+    async def complete(self, ctx: CallContext, key: ApiKey | None) -> Answer:
+        """A whole (non-stream) call."""
+        try:
+            configuration = self._configuration(ctx)
+        except GatewayError as error:
+            return self._error(ctx, error)
+        reservation: Reservation | None = None
+        try:
+            self._permit(configuration, key)
+            primary = self._primary(ctx, configuration)
+            cacheable = configuration.cache is not None and not ctx.request.cache_bypass
+            if cacheable:
+                hit = await self._cache.lookup(configuration, ctx.request)
+                if hit is not None:
+                    return self._answer_cached(ctx, configuration, hit)
+            reservation = await self._reserve(key, configuration, ctx, primary)
+            reply, target = await self._attempts.run(ctx, primary, _complete)
+            answer, plain = self._answer_whole(ctx, reply, target)
+            if cacheable:
+                await self._cache.store(
+                    configuration, ctx.request, CachedAnswer(plain, reply.response_model)
+                )
+            return answer
+        except UpstreamRejected as rejected:
+            return self._rejected(ctx, rejected)
+        except GatewayError as error:
+            return self._error(ctx, error)
+        finally:
+            await self.end(ctx, reservation)
+
+    async def stream(self, ctx: CallContext, key: ApiKey | None) -> Answer | StreamAnswer:
+        """A stream: falls back only until the first byte; then the relay owns the row.
+
+        Streams are never cached.
+        """
+        try:
+            configuration = self._configuration(ctx)
+        except GatewayError as error:
+            return self._error(ctx, error)
+        reservation: Reservation | None = None
+        try:
+            self._permit(configuration, key)
+            primary = self._primary(ctx, configuration)
+            reservation = await self._reserve(key, configuration, ctx, primary)
+            chunks, target = await self._attempts.run(ctx, primary, _open_stream)
+        except (UpstreamRejected, GatewayError) as failure:
+            answer = (
+                self._rejected(ctx, failure)
+                if isinstance(failure, UpstreamRejected)
+                else self._error(ctx, failure)
+            )
+            await self.end(ctx, reservation)
+            return answer
+
+        async def on_end(ended: CallContext) -> None:
+            await self.end(ended, reservation)
+
+        relay = StreamRelay(ctx, target, chunks, self._counter, on_end)
+        return StreamAnswer(self._headers(ctx, target), relay)
+
+    async def _reserve(
+        self,
+        key: ApiKey | None,
+        configuration: Configuration,
+        ctx: CallContext,
+        primary: Resolution,
+    ) -> Reservation | None:
+        model = primary.target.model if primary.target is not None else None
+        return await self._budgets.reserve(key, configuration, ctx.request, model)
+
+    async def end(self, ctx: CallContext, reservation: Reservation | None) -> None:
+        """Settle the budget hold by the actual figures, then record the row."""
+        ctx.record.latency_ms = ctx.elapsed_ms()
+        if reservation is not None:
+            await self._budgets.settle(reservation, ctx.record)
+        self.finish(ctx)
+
+    def finish(self, ctx: CallContext) -> None:
+        record = ctx.record
+        if not record.latency_ms:
+            record.latency_ms = ctx.elapsed_ms()
+        self._observer.observe_call(
+            record.operation, record.http_status, record.latency_ms / 1000.0, record.error_class
+        )
+        self._telemetry.submit(record)
+
+    def _configuration(self, ctx: CallContext) -> Configuration:
+        """Unknown configurations get a 404 and no row (there is nothing to attribute)."""
+        name = ctx.request.configuration
+        configuration = self._config.configurations.get(name)
+        if configuration is None:
+            raise ModelNotFound(f"The model '{name}' does not exist.", param="model")
+        return configuration
+
+    @staticmethod
+    def _permit(configuration: Configuration, key: ApiKey | None) -> None:
+        allowed = key.configurations if key is not None else None
+        if allowed is not None and configuration.id not in allowed:
+            raise ConfigurationNotAllowed(
+                f"This key may not use the configuration '{configuration.id}'.", param="model"
+            )
+
+    def _primary(self, ctx: CallContext, configuration: Configuration) -> Resolution:
+        primary = self._resolver.resolve(configuration, ctx.request)
+        if primary.decision is not None:
+            note_decision(ctx.record, primary.decision)
+        return primary
+
+    def _answer_whole(
+        self, ctx: CallContext, reply: UpstreamReply, target: Target
+    ) -> tuple[Answer, bytes]:
+        """The answer, and its body without ``usage.cost`` (what a cache keeps)."""
+        record = ctx.record
+        record.success = True
+        record.http_status = 200
+        record.response_model = reply.response_model
+        headers = self._headers(ctx, target)
+        body = reply.body
+        plain = _ENCODER.encode(body)
+        if reply.usage is None:
+            account_estimated(
+                record, ctx.request, target.model, self._counter, output_text_of(body)
+            )
+            return Answer(200, plain, headers), plain
+        amount = account_reported(record, reply.usage, target.model)
+        usage = body.get("usage")
+        if amount is None or not isinstance(usage, dict):
+            return Answer(200, plain, headers), plain
+        usage["cost"] = usd_json_number(amount)
+        headers["x-gateway-cost-usd"] = format_usd(amount)
+        return Answer(200, _ENCODER.encode(body), headers), plain
+
+    def _answer_cached(
+        self, ctx: CallContext, configuration: Configuration, hit: CachedAnswer
+    ) -> Answer:
+        """Answered without the upstream: not billed, never part of the call history."""
+        record = ctx.record
+        record.cache_hit = True
+        record.success = True
+        record.http_status = 200
+        record.response_model = hit.response_model
+        headers = {"x-gateway-configuration": configuration.id, "x-gateway-cache": "hit"}
+        return Answer(200, hit.body, headers)
+
+    def _headers(self, ctx: CallContext, target: Target) -> dict[str, str]:
+        return {
+            "x-gateway-configuration": target.configuration.id,
+            "x-gateway-provider": target.provider.id,
+            "x-gateway-model": target.model.id,
+        }
+
+    def _rejected(self, ctx: CallContext, rejected: UpstreamRejected) -> Answer:
+        error = rejected.error
+        status = error.status or 502
+        ctx.record.http_status = status
+        ctx.record.error_class = error.error_class
+        return Answer(status, error.body, {}, error.content_type)
+
+    def _error(self, ctx: CallContext, error: GatewayError) -> Answer:
+        status = error.http_status
+        ctx.record.http_status = status
+        if ctx.record.error_class is None and error.error_class is not None:
+            ctx.record.error_class = error.error_class
+        return Answer(status, _ENCODER.encode(error.envelope()), error.headers())
+
+
+async def _complete(adapter: Adapter, call: UpstreamCall) -> UpstreamReply:
+    return await adapter.complete(call)
+
+
+async def _open_stream(adapter: Adapter, call: UpstreamCall) -> AsyncIterator[bytes]:
+    return await adapter.open_stream(call, ask_usage=True)

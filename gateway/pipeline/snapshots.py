@@ -1,0 +1,69 @@
+"""Build the routing snapshot from the cached signals: a cache read, never a query."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Protocol
+
+from gateway.domain.settings import GatewayConfig
+from gateway.domain.signals import HealthSample, HistoryFigures, HistoryKey
+from gateway.routing.circuit import CircuitBreakers
+from gateway.routing.health import health_score
+from gateway.routing.snapshot import Snapshot
+
+
+class SignalSource(Protocol):
+    """The latest measurements, refreshed off the request path."""
+
+    @property
+    def health(self) -> Mapping[str, HealthSample]: ...
+
+    @property
+    def quality(self) -> Mapping[tuple[str, str], float]: ...
+
+    @property
+    def history(self) -> Mapping[HistoryKey, HistoryFigures] | None: ...
+
+
+class SnapshotSource:
+    def __init__(
+        self, config: GatewayConfig, signals: SignalSource, breakers: CircuitBreakers
+    ) -> None:
+        self._config = config
+        self._signals = signals
+        self._breakers = breakers
+        self._key: tuple[int, int, int, frozenset[str]] | None = None
+        self._snapshot: Snapshot | None = None
+        self._health: dict[str, float] = {}
+
+    def health_scores(self) -> Mapping[str, float]:
+        self.snapshot()
+        return self._health
+
+    def snapshot(self) -> Snapshot:
+        open_circuits = self._breakers.open_providers(time.monotonic())
+        signals = self._signals
+        # The refresher replaces its maps on every read, so identity tells a new read.
+        key = (id(signals.health), id(signals.quality), id(signals.history), open_circuits)
+        if self._snapshot is not None and key == self._key:
+            return self._snapshot
+        config = self._config
+        self._health = {
+            pid: score
+            for pid, sample in self._signals.health.items()
+            if (score := health_score(sample)) is not None
+        }
+        reads_history = config.routing.call_history and config.telemetry.enabled
+        self._snapshot = Snapshot(
+            models=config.models,
+            providers=config.providers,
+            routing=config.routing,
+            health=self._health,
+            quality=self._signals.quality,
+            history=self._signals.history if reads_history else None,
+            open_circuits=open_circuits,
+            telemetry_enabled=config.telemetry.enabled,
+        )
+        self._key = key
+        return self._snapshot

@@ -1,0 +1,127 @@
+"""The streaming dispatcher: relay upstream SSE events as they arrive, capture usage.
+
+Each upstream event goes out byte-identical as soon as it is complete, except the
+usage chunk the gateway asked for (stripped unless the client asked for it too,
+and then carrying ``cost``). A failure after the first byte ends the stream with
+an SSE error event and no ``[DONE]``; a client disconnect closes the upstream
+stream. Either way the call's row is recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from decimal import Decimal
+from typing import Any
+
+import msgspec
+
+from gateway.pipeline.accounting import account_estimated, account_reported
+from gateway.pipeline.context import CallContext, Target
+from gateway.pricing import cost
+from gateway.streaming.openai_stream import StreamUsageTracker, with_cost
+from gateway.streaming.sse import SSEDecoder, encode_event
+from gateway.upstream.base import UpstreamError
+from gateway.usage.tokens import TokenCounter
+
+Emit = Callable[[bytes], Awaitable[None]]
+_ENCODER = msgspec.json.Encoder()
+
+
+class StreamRelay:
+    def __init__(
+        self,
+        ctx: CallContext,
+        target: Target,
+        chunks: AsyncIterator[bytes],
+        counter: TokenCounter,
+        finish: Callable[[CallContext], Awaitable[None]],
+    ) -> None:
+        self.ctx = ctx
+        self.target = target
+        self._chunks = chunks
+        self._counter = counter
+        self._finish = finish
+        self._tracker = StreamUsageTracker()
+
+    async def run(self, emit: Emit) -> None:
+        record = self.ctx.record
+        record.http_status = 200
+        try:
+            await self._relay(emit)
+            if self._tracker.error is not None:
+                record.error_class = "upstream_5xx"
+            elif not (self._tracker.done or self._tracker.finish_reason):
+                record.error_class = "stream_cut"
+                await emit(_error_event("The upstream stream ended before it was complete."))
+            else:
+                record.success = True
+        except UpstreamError as error:
+            record.error_class = "stream_cut"
+            await emit(_error_event(f"The upstream stream broke: {error.message}"))
+        except (asyncio.CancelledError, GeneratorExit):
+            record.error_class = "client_disconnected"
+            raise
+        finally:
+            await _close(self._chunks)
+            self._account()
+            # Shielded: a cancelled (disconnected) relay still settles and records.
+            await asyncio.shield(self._finish(self.ctx))
+
+    async def _relay(self, emit: Emit) -> None:
+        decoder = SSEDecoder()
+        tracker = self._tracker
+        include_usage = self.ctx.request.include_usage
+        async for chunk in self._chunks:
+            for event in decoder.feed_raw(chunk):
+                if event.event is None:  # keep-alive comment or empty block
+                    await emit(event.raw)
+                    continue
+                seen = tracker.observe(event.event.data, event.event.event)
+                if seen.usage_only and not include_usage:
+                    continue
+                out = event.raw
+                if seen.has_usage and include_usage and seen.chunk is not None:
+                    amount = self._cost()
+                    if amount is not None:
+                        out = with_cost(seen.chunk, amount)
+                if self.ctx.record.time_to_first_token_ms is None and seen.has_content:
+                    self.ctx.record.time_to_first_token_ms = self.ctx.elapsed_ms()
+                await emit(out)
+
+    def _cost(self) -> Decimal | None:
+        usage = self._tracker.usage
+        if usage is None:
+            return None
+        return cost(usage, self.target.model.price)
+
+    def _account(self) -> None:
+        record = self.ctx.record
+        record.response_model = self._tracker.model or record.response_model
+        if self._tracker.usage is not None:
+            account_reported(record, self._tracker.usage, self.target.model)
+        else:
+            account_estimated(
+                record,
+                self.ctx.request,
+                self.target.model,
+                self._counter,
+                self._tracker.output_text,
+            )
+
+
+def _error_event(message: str) -> bytes:
+    payload: dict[str, Any] = {
+        "error": {"message": message, "type": "api_error", "param": None, "code": "stream_cut"}
+    }
+    return encode_event(_ENCODER.encode(payload))
+
+
+async def _close(chunks: AsyncIterator[bytes]) -> None:
+    aclose = getattr(chunks, "aclose", None)
+    if aclose is None:
+        return
+    # Closing a broken upstream must not mask the call's outcome.
+    with contextlib.suppress(Exception):
+        await asyncio.shield(aclose())

@@ -1,0 +1,179 @@
+"""Anthropic's Messages API behind the OpenAI chat API (translation in anthropic_translate)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any
+
+import aiohttp
+import httpx
+import msgspec
+
+from gateway.inbound import Endpoint
+from gateway.streaming.sse import SSEDecoder, encode_event
+from gateway.upstream.anthropic_stream import StreamTranslator
+from gateway.upstream.anthropic_translate import (
+    TranslationError,
+    error_envelope,
+    from_messages_response,
+    map_error,
+    to_messages_request,
+    usage_from_anthropic,
+)
+from gateway.upstream.base import UpstreamCall, UpstreamError, UpstreamReply, kind_for_status
+from gateway.upstream.openai_compat import read_all, send_json
+
+DEFAULT_VERSION = "2023-06-01"
+DEFAULT_MAX_TOKENS = 4096  # when the model declares no maxOutputTokens
+_ENCODER = msgspec.json.Encoder()
+
+
+class AnthropicAdapter:
+    def __init__(self, client: httpx.AsyncClient) -> None:
+        self._client = client
+
+    async def complete(self, call: UpstreamCall) -> UpstreamReply:
+        response = await self._send(call)
+        try:
+            raw = await read_all(response)
+        finally:
+            await response.aclose()
+        try:
+            message = msgspec.json.decode(raw)
+        except msgspec.DecodeError as exc:
+            raise UpstreamError("invalid_response", "upstream answered invalid JSON") from exc
+        if not isinstance(message, dict) or message.get("type") == "error":
+            raise UpstreamError("invalid_response", "upstream answered no message")
+        body = from_messages_response(message, int(time.time()))
+        usage = message.get("usage")
+        return UpstreamReply(
+            body=body,
+            usage=usage_from_anthropic(usage) if isinstance(usage, dict) else None,
+            response_model=body.get("model"),
+        )
+
+    async def open_stream(self, call: UpstreamCall, ask_usage: bool) -> AsyncIterator[bytes]:
+        response = await self._send(call)
+        translator = StreamTranslator(call.model.name, int(time.time()))
+        events = _translate(response, translator)
+        try:
+            first = await anext(events)
+        except StopAsyncIteration:
+            await response.aclose()
+            raise UpstreamError(
+                "stream_cut", "upstream closed the stream before any byte", retryable=True
+            ) from None
+        except UpstreamError as error:
+            await response.aclose()
+            # Nothing reached the client yet: a fallback may still answer.
+            raise UpstreamError(error.kind, error.message, retryable=True) from error
+        if translator.error is not None:  # the stream opened with an error: not a byte sent
+            await events.aclose()
+            status = translator.error_status or 500
+            raise UpstreamError(
+                kind_for_status(status),
+                "upstream stream failed at once",
+                status=status,
+                body=_ENCODER.encode(translator.error),
+            )
+        return _prepend(first, events)
+
+    async def _send(self, call: UpstreamCall) -> httpx.Response:
+        if call.endpoint is not Endpoint.CHAT:
+            envelope = error_envelope(
+                400,
+                f"The model '{call.model.id}' is served by Anthropic, which offers no "
+                f"{call.endpoint.value} endpoint; use a chat model or another provider.",
+                "unsupported_operation",
+            )
+            raise UpstreamError(
+                "http_4xx",
+                "operation not offered by anthropic",
+                status=400,
+                body=_ENCODER.encode(envelope),
+            )
+        try:
+            payload = to_messages_request(
+                call.body, call.model.name, call.model.max_output_tokens or DEFAULT_MAX_TOKENS
+            )
+        except TranslationError as exc:
+            envelope = error_envelope(400, exc.message, "invalid_request")
+            envelope["error"]["param"] = exc.param
+            raise UpstreamError(
+                "http_4xx", exc.message, status=400, body=_ENCODER.encode(envelope)
+            ) from exc
+        if call.stream:
+            payload["stream"] = True
+        url = f"{call.provider.base_url.rstrip('/')}/messages"
+        try:
+            return await send_json(self._client, call, url, self._headers(call), payload)
+        except UpstreamError as error:
+            if error.status is None:
+                raise
+            status, envelope = map_error(error.status, error.body)
+            raise UpstreamError(
+                kind_for_status(status),
+                error.message,
+                status=status,
+                body=_ENCODER.encode(envelope),
+                retry_after=error.retry_after,
+            ) from error
+
+    @staticmethod
+    def _headers(call: UpstreamCall) -> dict[str, str]:
+        headers = {
+            "content-type": "application/json",
+            "accept-encoding": "identity",
+            "anthropic-version": call.provider.api_version or DEFAULT_VERSION,
+        }
+        if call.provider.api_key:
+            headers["x-api-key"] = call.provider.api_key
+        headers.update(call.headers)
+        return headers
+
+
+async def _translate(
+    response: httpx.Response, translator: StreamTranslator
+) -> AsyncGenerator[bytes, None]:
+    """Anthropic SSE in, OpenAI SSE out; the usage chunk and [DONE] at message_stop."""
+    decoder = SSEDecoder()
+    try:
+        async for chunk in response.aiter_raw():
+            for event in decoder.feed(chunk):
+                out = _translate_event(translator, event.event or "", event.data)
+                if out:
+                    yield out
+                if translator.error is not None:
+                    yield encode_event(_ENCODER.encode(translator.error))
+                    return
+                if translator.done:
+                    yield encode_event(_ENCODER.encode(translator.usage_chunk()))
+                    yield encode_event(b"[DONE]")
+                    return
+    except (httpx.HTTPError, aiohttp.ClientError) as exc:
+        raise UpstreamError("stream_cut", f"upstream stream broke: {type(exc).__name__}") from exc
+    finally:
+        await response.aclose()
+
+
+def _translate_event(translator: StreamTranslator, name: str, data: str) -> bytes:
+    try:
+        payload: Any = msgspec.json.decode(data)
+    except msgspec.DecodeError:
+        return b""
+    if not isinstance(payload, dict):
+        return b""
+    chunks = translator.feed(name or str(payload.get("type", "")), payload)
+    return b"".join(encode_event(_ENCODER.encode(c)) for c in chunks)
+
+
+async def _prepend(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    try:
+        yield first
+        async for item in rest:
+            yield item
+    finally:
+        aclose = getattr(rest, "aclose", None)
+        if aclose is not None:
+            await aclose()

@@ -1,0 +1,183 @@
+"""Every OpenAI-compatible upstream: openai, ollama, openrouter, groq, together,
+mistral, custom (base URL + bearer key), and Azure OpenAI as a variant of it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import httpx
+import msgspec
+
+from gateway.upstream.base import UpstreamCall, UpstreamError, UpstreamReply, kind_for_status
+from gateway.upstream.http import timeout_for
+from gateway.usage.openai_usage import usage_from_openai
+
+MAX_ERROR_BODY = 64 * 1024
+_ENCODER = msgspec.json.Encoder()
+
+
+class OpenAICompatAdapter:
+    def __init__(self, client: httpx.AsyncClient) -> None:
+        self._client = client
+
+    def url(self, call: UpstreamCall) -> str:
+        return f"{call.provider.base_url.rstrip('/')}/{call.endpoint.value}"
+
+    def headers(self, call: UpstreamCall) -> dict[str, str]:
+        headers = {"content-type": "application/json", "accept-encoding": "identity"}
+        if call.provider.api_key:
+            headers["authorization"] = f"Bearer {call.provider.api_key}"
+        headers.update(call.headers)
+        return headers
+
+    def payload(self, call: UpstreamCall, ask_usage: bool) -> dict[str, Any]:
+        body = dict(call.body)
+        body["model"] = call.model.name
+        if call.stream and ask_usage and call.provider.stream_usage:
+            options = body.get("stream_options")
+            body["stream_options"] = {**(options if isinstance(options, dict) else {})}
+            body["stream_options"]["include_usage"] = True
+        return body
+
+    async def complete(self, call: UpstreamCall) -> UpstreamReply:
+        response = await self._send(call, ask_usage=False)
+        try:
+            raw = await read_all(response)
+        finally:
+            await response.aclose()
+        try:
+            body = msgspec.json.decode(raw)
+        except msgspec.DecodeError as exc:
+            raise UpstreamError("invalid_response", "upstream answered invalid JSON") from exc
+        if not isinstance(body, dict):
+            raise UpstreamError("invalid_response", "upstream answered a non-object")
+        model = body.get("model")
+        return UpstreamReply(
+            body=body,
+            usage=usage_from_openai(body.get("usage")),
+            response_model=model if isinstance(model, str) else None,
+        )
+
+    async def open_stream(self, call: UpstreamCall, ask_usage: bool) -> AsyncIterator[bytes]:
+        response = await self._send(call, ask_usage=ask_usage)
+        chunks = response.aiter_raw()
+        try:
+            first = await anext(chunks)
+        except StopAsyncIteration:
+            await response.aclose()
+            raise UpstreamError(
+                "stream_cut", "upstream closed the stream before any byte", retryable=True
+            ) from None
+        except (httpx.HTTPError, aiohttp.ClientError) as exc:
+            await response.aclose()
+            raise UpstreamError(
+                "stream_cut",
+                f"upstream stream failed before its first byte: {type(exc).__name__}",
+                retryable=True,
+            ) from exc
+        return _relay(first, chunks, response)
+
+    async def _send(self, call: UpstreamCall, ask_usage: bool) -> httpx.Response:
+        return await send_json(
+            self._client, call, self.url(call), self.headers(call), self.payload(call, ask_usage)
+        )
+
+
+async def send_json(
+    client: httpx.AsyncClient,
+    call: UpstreamCall,
+    url: str,
+    headers: dict[str, str],
+    payload: dict[str, Any],
+) -> httpx.Response:
+    """POST a JSON body; a 2xx response comes back unread, anything else as UpstreamError."""
+    request = client.build_request(
+        "POST",
+        url,
+        content=_ENCODER.encode(payload),
+        headers=headers,
+        timeout=timeout_for(call.provider.timeout_seconds, call.remaining_seconds),
+    )
+    try:
+        response = await client.send(request, stream=True)
+    except httpx.HTTPError as exc:
+        raise classify_transport_error(exc) from exc
+    if response.status_code < 300:
+        return response
+    try:
+        body = await read_all(response, limit=MAX_ERROR_BODY)
+    except UpstreamError:
+        body = b""
+    finally:
+        await response.aclose()
+    raise UpstreamError(
+        kind_for_status(response.status_code),
+        f"upstream answered HTTP {response.status_code}",
+        status=response.status_code,
+        body=body,
+        content_type=response.headers.get("content-type", "application/json"),
+        retry_after=response.headers.get("retry-after"),
+    )
+
+
+async def _relay(
+    first: bytes, chunks: AsyncIterator[bytes], response: httpx.Response
+) -> AsyncIterator[bytes]:
+    try:
+        yield first
+        async for chunk in chunks:
+            yield chunk
+    except (httpx.HTTPError, aiohttp.ClientError) as exc:
+        raise UpstreamError("stream_cut", f"upstream stream broke: {type(exc).__name__}") from exc
+    finally:
+        await response.aclose()
+
+
+async def read_all(response: httpx.Response, limit: int | None = None) -> bytes:
+    parts: list[bytes] = []
+    size = 0
+    try:
+        async for chunk in response.aiter_raw():
+            parts.append(chunk)
+            size += len(chunk)
+            if limit is not None and size >= limit:
+                break
+    except httpx.HTTPError as exc:
+        raise classify_transport_error(exc) from exc
+    return b"".join(parts)
+
+
+def classify_transport_error(exc: Exception) -> UpstreamError:
+    """httpx-aiohttp maps some connect failures to timeouts; look at the cause."""
+    cause = exc.__cause__
+    if isinstance(cause, aiohttp.ClientConnectorError | aiohttp.ServerDisconnectedError):
+        return UpstreamError("connect", f"could not reach the upstream: {type(cause).__name__}")
+    if isinstance(exc, httpx.TimeoutException) or isinstance(
+        cause, aiohttp.ServerTimeoutError | TimeoutError
+    ):
+        return UpstreamError("timeout", "the upstream did not answer in time")
+    if isinstance(exc, httpx.ConnectError | httpx.RemoteProtocolError | httpx.NetworkError):
+        return UpstreamError("connect", f"could not reach the upstream: {type(exc).__name__}")
+    return UpstreamError("connect", f"upstream transport failed: {type(exc).__name__}")
+
+
+class AzureOpenAIAdapter(OpenAICompatAdapter):
+    """Deployment URL, ``api-version`` query, ``api-key`` header.
+
+    The model's ``name`` is the deployment."""
+
+    def url(self, call: UpstreamCall) -> str:
+        base = call.provider.base_url.rstrip("/")
+        return (
+            f"{base}/openai/deployments/{call.model.name}/{call.endpoint.value}"
+            f"?api-version={call.provider.api_version}"
+        )
+
+    def headers(self, call: UpstreamCall) -> dict[str, str]:
+        headers = {"content-type": "application/json", "accept-encoding": "identity"}
+        if call.provider.api_key:
+            headers["api-key"] = call.provider.api_key
+        headers.update(call.headers)
+        return headers

@@ -1,0 +1,23 @@
+"""Adapter type → adapter: one shared OpenAI-compatible adapter for most providers."""
+
+from __future__ import annotations
+
+import httpx
+
+from gateway.domain.model import AdapterType
+from gateway.upstream.anthropic import AnthropicAdapter
+from gateway.upstream.base import Adapter
+from gateway.upstream.echo import EchoAdapter
+from gateway.upstream.openai_compat import AzureOpenAIAdapter, OpenAICompatAdapter
+
+
+class AdapterRegistry:
+    def __init__(self, client: httpx.AsyncClient) -> None:
+        compat = OpenAICompatAdapter(client)
+        self._adapters: dict[AdapterType, Adapter] = {t: compat for t in AdapterType}
+        self._adapters[AdapterType.AZURE_OPENAI] = AzureOpenAIAdapter(client)
+        self._adapters[AdapterType.ANTHROPIC] = AnthropicAdapter(client)
+        self._adapters[AdapterType.ECHO] = EchoAdapter()
+
+    def for_type(self, adapter: AdapterType) -> Adapter:
+        return self._adapters[adapter]
