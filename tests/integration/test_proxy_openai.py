@@ -24,7 +24,8 @@ def gateway(upstream: FakeUpstream, sqlite_url: str) -> Iterator[RunningGateway]
             sqlite_url,
             models="""  - {id: backup, provider: fake, name: backup-model, capabilities: [chat],
      price: {input: 1.00, output: 2.00}}""",
-            configurations="""  - {id: with-fallback, mode: fixed, model: small, fallback: [backup-chat]}
+            configurations="""
+  - {id: with-fallback, mode: fixed, model: small, fallback: [backup-chat]}
   - {id: backup-chat, mode: fixed, model: backup}""",
         )
     )
