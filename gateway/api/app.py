@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-import httpx
 from litestar import Litestar
 
 from gateway.api.admin import AdminController, governance_page
@@ -15,11 +14,10 @@ from gateway.api.proxy import PROXY_HANDLERS
 from gateway.api.system import healthz, metrics, readyz
 from gateway.domain.settings import GatewayConfig
 from gateway.runtime import Runtime
+from gateway.upstream.http import Transport
 
 
-def create_app(
-    config: GatewayConfig, *, transport: httpx.AsyncBaseTransport | None = None
-) -> Litestar:
+def create_app(config: GatewayConfig, *, transport: Transport | None = None) -> Litestar:
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         runtime = Runtime(config, transport=transport)

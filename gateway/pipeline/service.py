@@ -12,11 +12,7 @@ import msgspec
 from gateway.domain.errors import ConfigurationNotAllowed, GatewayError, ModelNotFound
 from gateway.domain.model import Configuration
 from gateway.domain.settings import ApiKey, GatewayConfig
-from gateway.inbound import InboundRequest
-from gateway.pipeline.accounting import account_estimated, account_reported, output_text_of
-from gateway.pipeline.attempts import Attempts, UpstreamRejected
-from gateway.pipeline.context import CallContext, Target, note_decision
-from gateway.pipeline.hooks import (
+from gateway.hooks import (
     BudgetGate,
     CachedAnswer,
     NoBudgets,
@@ -24,6 +20,10 @@ from gateway.pipeline.hooks import (
     Reservation,
     ResponseCache,
 )
+from gateway.inbound import InboundRequest
+from gateway.pipeline.accounting import account_estimated, account_reported, output_text_of
+from gateway.pipeline.attempts import Attempts, UpstreamRejected
+from gateway.pipeline.context import CallContext, Target, note_decision
 from gateway.pipeline.resolve import Resolution, Resolver
 from gateway.pipeline.stream import StreamRelay
 from gateway.pricing import format_usd, usd_json_number

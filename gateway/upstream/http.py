@@ -14,6 +14,8 @@ import aiohttp
 import httpx
 from httpx_aiohttp import AiohttpTransport
 
+Transport = httpx.AsyncBaseTransport  # what tests may plug in (e.g. httpx.MockTransport)
+
 POOL_LIMITS = httpx.Limits(max_connections=512, max_keepalive_connections=128, keepalive_expiry=30)
 
 

@@ -1,0 +1,1 @@
+"""The request pipeline: route, attempt with retries and fallback, price, record."""
