@@ -27,6 +27,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    # httpx logs every request at INFO: noise on the hot path, and URLs belong in metrics.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()

@@ -9,10 +9,11 @@ from __future__ import annotations
 import logging
 from datetime import UTC, datetime
 
-import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.auth import KeyRing
+from gateway.budgets import DatabaseBudgets, hold_seconds_for
+from gateway.cache import StoredResponseCache, make_store
 from gateway.db.engine import create_engine
 from gateway.domain.settings import GatewayConfig
 from gateway.metrics import Metrics
@@ -25,7 +26,7 @@ from gateway.routing.circuit import CircuitBreakers
 from gateway.signals.cache import SignalRefresher
 from gateway.telemetry.writer import TelemetryWriter
 from gateway.upstream.base import Adapter
-from gateway.upstream.http import make_client
+from gateway.upstream.http import Transport, UpstreamHTTP
 from gateway.upstream.registry import AdapterRegistry
 from gateway.usage.tokens import TokenCounter, make_default_counter
 
@@ -41,7 +42,7 @@ class Runtime:
         self,
         config: GatewayConfig,
         *,
-        transport: httpx.AsyncBaseTransport | None = None,
+        transport: Transport | None = None,
         counter: TokenCounter | None = None,
     ) -> None:
         self.config = config
@@ -58,8 +59,8 @@ class Runtime:
             config.circuit_breaker.failure_threshold, config.circuit_breaker.cooldown_seconds
         )
         self.snapshots = SnapshotSource(config, self.signals, self.breakers)
-        self.client = make_client(transport)
-        self.adapters = AdapterRegistry(self.client)
+        self.http = UpstreamHTTP(transport)
+        self.adapters = AdapterRegistry(self.http)
         self.counter = counter or make_default_counter()
         self.resolver = Resolver(
             config, self.breakers, self.snapshots.snapshot, self.snapshots.health_scores
@@ -67,8 +68,21 @@ class Runtime:
         attempts = Attempts(
             self.resolver, self.breakers, self._adapter_for, self.metrics.observe_upstream
         )
+        self.budgets = DatabaseBudgets(
+            self.engine,
+            self.counter,
+            hold_seconds=hold_seconds_for(config.server.request_timeout_seconds),
+        )
+        self.cache = StoredResponseCache(make_store(config.cache, self.engine))
         self.pipeline = Pipeline(
-            config, self.resolver, attempts, self.counter, self.writer, self.metrics
+            config,
+            self.resolver,
+            attempts,
+            self.counter,
+            self.writer,
+            self.metrics,
+            budgets=self.budgets,
+            cache=self.cache,
         )
 
     def _adapter_for(self, target: Target) -> Adapter:
@@ -77,11 +91,15 @@ class Runtime:
     async def start(self) -> None:
         await self.writer.start()
         await self.signals.start()
+        await self.budgets.start()
+        await self.cache.start()
 
     async def stop(self) -> None:
+        await self.cache.stop()
+        await self.budgets.stop()
         await self.signals.stop()
         await self.writer.stop()
-        await self.client.aclose()
+        await self.http.aclose()
         await self.engine.dispose()
 
     def refresh_gauges(self, metrics: Metrics) -> None:

@@ -8,6 +8,7 @@ selects the default transport, for benchmarks.
 
 from __future__ import annotations
 
+import functools
 import os
 
 import aiohttp
@@ -19,12 +20,45 @@ Transport = httpx.AsyncBaseTransport  # what tests may plug in (e.g. httpx.MockT
 POOL_LIMITS = httpx.Limits(max_connections=512, max_keepalive_connections=128, keepalive_expiry=30)
 
 
-def make_client(transport: httpx.AsyncBaseTransport | None = None) -> httpx.AsyncClient:
-    if transport is None:
-        transport = _default_transport()
-    return httpx.AsyncClient(
-        transport=transport, limits=POOL_LIMITS, follow_redirects=False, trust_env=False
-    )
+class UpstreamHTTP:
+    """The process's one pooled client, and the way calls reach its transport.
+
+    Calls go straight to the client's transport with a prepared ``httpx.Request``:
+    a proxy wants none of the client's redirect, auth-flow or cookie handling (a
+    cookie jar shared by every tenant would hand one caller's cookies to the
+    next), and skipping those layers saved ~0.15 ms a call here.
+    """
+
+    def __init__(self, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.transport = transport or _default_transport()
+        self.client = httpx.AsyncClient(
+            transport=self.transport, limits=POOL_LIMITS, follow_redirects=False, trust_env=False
+        )
+
+    async def post(
+        self, url: httpx.URL, headers: dict[str, str], content: bytes, wait_seconds: float
+    ) -> httpx.Response:
+        """``wait_seconds`` bounds connecting and each wait for bytes (not the whole body)."""
+        limit = wait_seconds
+        request = httpx.Request(
+            "POST",
+            url,
+            headers=headers,
+            content=content,
+            extensions={
+                "timeout": {"connect": limit, "read": limit, "write": limit, "pool": limit}
+            },
+        )
+        return await self.transport.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+
+@functools.lru_cache(maxsize=1024)
+def parse_url(url: str) -> httpx.URL:
+    """Parsed once per provider and endpoint, not per call."""
+    return httpx.URL(url)
 
 
 def _default_transport() -> httpx.AsyncBaseTransport:
@@ -39,7 +73,6 @@ def _aiohttp_session() -> aiohttp.ClientSession:
     return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar())
 
 
-def timeout_for(read_timeout: float, remaining: float) -> httpx.Timeout:
+def timeout_for(read_timeout: float, remaining: float) -> float:
     """``timeoutSeconds`` bounds connecting and each wait for bytes; never past the deadline."""
-    per_wait = max(0.001, min(read_timeout, remaining))
-    return httpx.Timeout(per_wait, pool=per_wait)
+    return max(0.001, min(read_timeout, remaining))

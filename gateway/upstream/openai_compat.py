@@ -11,7 +11,7 @@ import httpx
 import msgspec
 
 from gateway.upstream.base import UpstreamCall, UpstreamError, UpstreamReply, kind_for_status
-from gateway.upstream.http import timeout_for
+from gateway.upstream.http import UpstreamHTTP, parse_url, timeout_for
 from gateway.usage.openai_usage import usage_from_openai
 
 MAX_ERROR_BODY = 64 * 1024
@@ -19,7 +19,7 @@ _ENCODER = msgspec.json.Encoder()
 
 
 class OpenAICompatAdapter:
-    def __init__(self, client: httpx.AsyncClient) -> None:
+    def __init__(self, client: UpstreamHTTP) -> None:
         self._client = client
 
     def url(self, call: UpstreamCall) -> str:
@@ -86,22 +86,16 @@ class OpenAICompatAdapter:
 
 
 async def send_json(
-    client: httpx.AsyncClient,
+    client: UpstreamHTTP,
     call: UpstreamCall,
     url: str,
     headers: dict[str, str],
     payload: dict[str, Any],
 ) -> httpx.Response:
     """POST a JSON body; a 2xx response comes back unread, anything else as UpstreamError."""
-    request = client.build_request(
-        "POST",
-        url,
-        content=_ENCODER.encode(payload),
-        headers=headers,
-        timeout=timeout_for(call.provider.timeout_seconds, call.remaining_seconds),
-    )
+    timeout = timeout_for(call.provider.timeout_seconds, call.remaining_seconds)
     try:
-        response = await client.send(request, stream=True)
+        response = await client.post(parse_url(url), headers, _ENCODER.encode(payload), timeout)
     except httpx.HTTPError as exc:
         raise classify_transport_error(exc) from exc
     if response.status_code < 300:

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import httpx
-
 from gateway.domain.model import AdapterType
 from gateway.upstream.anthropic import AnthropicAdapter
 from gateway.upstream.base import Adapter
 from gateway.upstream.echo import EchoAdapter
+from gateway.upstream.http import UpstreamHTTP
 from gateway.upstream.openai_compat import AzureOpenAIAdapter, OpenAICompatAdapter
 
 
 class AdapterRegistry:
-    def __init__(self, client: httpx.AsyncClient) -> None:
+    def __init__(self, client: UpstreamHTTP) -> None:
         compat = OpenAICompatAdapter(client)
         self._adapters: dict[AdapterType, Adapter] = {t: compat for t in AdapterType}
         self._adapters[AdapterType.AZURE_OPENAI] = AzureOpenAIAdapter(client)

@@ -99,7 +99,7 @@ def test_stream_relays_chunks_and_records_actual_usage(
     assert all(c.usage is None for c in chunks)  # the gateway's usage chunk is stripped
     assert upstream.received[-1].body["stream_options"] == {"include_usage": True}
 
-    (row,) = gateway.rows()
+    (row,) = gateway.rows(expect=1)
     assert row["operation"] == "stream" and row["success"] == 1
     assert (row["actual_input_tokens"], row["actual_output_tokens"]) == (20, 4)
     assert row["actual_cost"] == Decimal("0.0000054")  # 20·0.15/1M + 4·0.60/1M
@@ -126,7 +126,7 @@ def test_stream_without_reported_usage_is_estimated(
 ) -> None:
     upstream.behave("small-model", report_usage=False, content="hello world")
     list(gateway.client().chat.completions.create(model="chat", messages=MESSAGES, stream=True))
-    (row,) = gateway.rows()
+    (row,) = gateway.rows(expect=1)
     assert row["success"] == 1 and row["usage_source"] == "estimated"
     assert row["actual_input_tokens"] is None and row["actual_cost"] is None
     assert row["estimated_output_tokens"] == 2  # "hello world" in cl100k_base
@@ -260,7 +260,7 @@ def test_a_mid_stream_cut_ends_with_an_error_event(
     events = [e for e in body.split("\n\n") if e.strip()]
     assert events[-1].startswith('data: {"error"')
     assert "[DONE]" not in body
-    (row,) = gateway.rows()
+    (row,) = gateway.rows(expect=1)
     assert row["success"] == 0 and row["error_class"] == "stream_cut"
 
 
@@ -275,7 +275,7 @@ def test_a_stream_falls_back_before_its_first_byte(
         )
     )
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "rescued"
-    (row,) = gateway.rows()
+    (row,) = gateway.rows(expect=1)
     assert row["served_model"] == "backup" and row["fallback_attempts"] == 1
 
 
@@ -292,13 +292,7 @@ def test_a_client_disconnect_closes_upstream_and_is_recorded(
     ) as response:
         for _ in response.iter_bytes():
             break  # read one piece, then hang up
-    rows: list[dict[str, object]] = []
-    for _ in range(200):
-        rows = gateway.rows()
-        if rows:
-            break
-        time.sleep(0.01)
-    (row,) = rows
+    (row,) = gateway.rows(expect=1)
     assert row["error_class"] == "client_disconnected" and row["success"] == 0
     assert row["latency_ms"] < 1500  # recorded at the hang-up, not after the 2 s stream
     for _ in range(200):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import openai
@@ -39,9 +40,19 @@ class RunningGateway:
         self.flush()
         self.server.run(self.runtime.signals.refresh_now())
 
-    def rows(self) -> list[dict[str, Any]]:
-        self.flush()
-        return self._select(select(telemetry).order_by(telemetry.c.id))
+    def rows(self, expect: int | None = None) -> list[dict[str, Any]]:
+        """The telemetry rows; with ``expect``, wait (up to 5 s) until that many exist.
+
+        A stream's row is recorded when the relay ends, which can be just after the
+        client has read the last event.
+        """
+        deadline = time.monotonic() + 5
+        while True:
+            self.flush()
+            rows = self._select(select(telemetry).order_by(telemetry.c.id))
+            if expect is None or len(rows) >= expect or time.monotonic() > deadline:
+                return rows
+            time.sleep(0.01)
 
     def usage_daily(self) -> list[dict[str, Any]]:
         self.flush()
