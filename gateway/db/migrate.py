@@ -1,0 +1,72 @@
+"""Run the Alembic migrations from code: the CLI calls :func:`upgrade` before serving.
+
+The scripts live inside the package (``gateway/db/migrations``), so an installed
+gateway finds them whatever the working directory; the Alembic ``Config`` is
+built here rather than read from an ini file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.script import ScriptDirectory
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+MIGRATIONS_DIR = Path(__file__).resolve().with_name("migrations")
+
+
+def alembic_config(url: str | None = None, connection: Connection | None = None) -> Config:
+    """An Alembic config pointing at the packaged scripts.
+
+    The URL travels as an attribute, not as ``sqlalchemy.url``: ini interpolation
+    would choke on a ``%`` in a password.
+    """
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR).replace("%", "%%"))
+    if url is not None:
+        config.attributes["url"] = url
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+def upgrade(url: str, revision: str = "head") -> None:
+    """Bring the schema to ``revision``; a no-op when it is there already."""
+    _blocking(lambda: command.upgrade(alembic_config(url), revision))
+
+
+def downgrade(url: str, revision: str = "base") -> None:
+    _blocking(lambda: command.downgrade(alembic_config(url), revision))
+
+
+async def upgrade_engine(engine: AsyncEngine, revision: str = "head") -> None:
+    """The same as :func:`upgrade` for a caller already inside an event loop."""
+    async with engine.begin() as connection:
+        await connection.run_sync(
+            lambda sync: command.upgrade(alembic_config(connection=sync), revision)
+        )
+
+
+def head_revision() -> str:
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    if head is None:
+        raise RuntimeError("no migration scripts found in " + str(MIGRATIONS_DIR))
+    return head
+
+
+def _blocking(run: Callable[[], None]) -> None:
+    # env.py starts its own event loop; from inside a running loop (a test, a
+    # lifespan hook) that must happen on another thread.
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        run()
+        return
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="alembic") as pool:
+        pool.submit(run).result()

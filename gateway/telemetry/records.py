@@ -1,0 +1,76 @@
+"""The telemetry row as the request path builds it: one cheap struct per call.
+
+Fields mirror the ``telemetry`` table (GATEWAY.md) except ``id``. Flags are
+``bool`` here and 0/1 in the database. Strings longer than their column are cut
+when written, so one odd ``x-request-id`` cannot fail a whole batch.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+import msgspec
+
+
+class TelemetryRecord(msgspec.Struct, kw_only=True, gc=False):
+    created_at: datetime  # when the call started, aware UTC
+    correlation_id: str
+    operation: str  # an Operation value
+    configuration: str
+    success: bool
+    http_status: int
+    latency_ms: float
+    api_key_id: str | None = None
+    provider: str | None = None  # first attempted; None when nothing was attempted
+    adapter_type: str | None = None
+    model: str | None = None
+    served_configuration: str | None = None  # what answered; None when nothing did
+    served_provider: str | None = None
+    served_model: str | None = None
+    response_model: str | None = None
+    error_class: str | None = None
+    time_to_first_token_ms: float | None = None
+    cache_hit: bool = False
+    fallback_attempts: int = 0
+    provider_retries: int = 0
+    actual_input_tokens: int | None = None
+    actual_output_tokens: int | None = None
+    actual_cost: Decimal | None = None
+    usage_source: str = "none"  # provider | estimated | none
+    routing_policy_mode: str = ""
+    routing_candidates: int = 0
+    routing_rejections: str = ""
+    routing_cost_basis: str = ""
+    routing_signal_quality: bool = False
+    routing_signal_health: bool = False
+    routing_signal_cost: bool = False
+    routing_signal_latency: bool = False
+    routing_signal_call_cost: bool = False
+    estimated_input_tokens: int | None = None
+    estimated_output_tokens: int | None = None
+    estimated_cost: Decimal | None = None  # the estimate's price, when usage was not reported
+
+
+_FLAGS = (
+    "success",
+    "cache_hit",
+    "routing_signal_quality",
+    "routing_signal_health",
+    "routing_signal_cost",
+    "routing_signal_latency",
+    "routing_signal_call_cost",
+)
+
+
+def to_row(record: TelemetryRecord, limits: dict[str, int]) -> dict[str, Any]:
+    """The insert parameters for one record; ``limits`` maps string columns to lengths."""
+    row: dict[str, Any] = {name: getattr(record, name) for name in record.__struct_fields__}
+    for name in _FLAGS:
+        row[name] = 1 if row[name] else 0
+    for name, length in limits.items():
+        value = row[name]
+        if value is not None and len(value) > length:
+            row[name] = value[:length]
+    return row

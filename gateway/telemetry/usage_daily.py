@@ -1,0 +1,78 @@
+"""The ``usage_daily`` side of a telemetry batch: aggregate in memory, upsert once per key.
+
+A row counts when something answered it (``served_model`` is set): one
+request, its reported tokens (0 when unreported), its measured cost into
+``cost`` and its estimated cost into ``estimated_cost``. ``configuration`` is
+the one the client named (budgets are set per named configuration); provider
+and model are the served ones. The increments are atomic in SQL
+(``requests = usage_daily.requests + excluded.requests``), so concurrent
+workers never lose an update.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, date
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy.dialects import mysql, postgresql, sqlite
+from sqlalchemy.engine import Dialect
+from sqlalchemy.sql.dml import Insert
+
+from gateway.db.tables import USAGE_KEY_COLUMNS, usage_daily
+from gateway.telemetry.records import TelemetryRecord
+
+COUNTERS: tuple[str, ...] = ("requests", "input_tokens", "output_tokens", "cost", "estimated_cost")
+
+UsageKey = tuple[date, str, str, str, str, str]
+
+
+def usage_increments(records: Iterable[TelemetryRecord]) -> list[dict[str, Any]]:
+    """One parameter set per usage_daily key, sorted by key.
+
+    The order matters: concurrent writers lock the same keys in the same
+    order, so two workers' upserts cannot deadlock on PostgreSQL or MariaDB.
+    """
+    totals: dict[UsageKey, list[Any]] = {}
+    for record in records:
+        if record.served_model is None:
+            continue
+        key: UsageKey = (
+            record.created_at.astimezone(UTC).date(),
+            record.api_key_id or "",
+            record.configuration,
+            record.served_provider or "",
+            record.served_model,
+            record.operation,
+        )
+        sums = totals.setdefault(key, [0, 0, 0, Decimal(0), Decimal(0)])
+        sums[0] += 1
+        sums[1] += record.actual_input_tokens or 0
+        sums[2] += record.actual_output_tokens or 0
+        sums[3] += record.actual_cost or 0
+        sums[4] += record.estimated_cost or 0
+    return [
+        dict(zip(USAGE_KEY_COLUMNS + COUNTERS, (*key, *sums), strict=True))
+        for key, sums in sorted(totals.items())
+    ]
+
+
+def upsert_statement(dialect: Dialect) -> Insert:
+    """``INSERT ... ON CONFLICT DO UPDATE`` (or ``ON DUPLICATE KEY UPDATE``) adding the counters."""
+    if dialect.name in ("mysql", "mariadb"):
+        mysql_insert = mysql.insert(usage_daily)
+        return mysql_insert.on_duplicate_key_update(
+            {name: usage_daily.c[name] + mysql_insert.inserted[name] for name in COUNTERS}
+        )
+    if dialect.name == "postgresql":
+        pg_insert = postgresql.insert(usage_daily)
+        return pg_insert.on_conflict_do_update(
+            index_elements=list(USAGE_KEY_COLUMNS),
+            set_={name: usage_daily.c[name] + pg_insert.excluded[name] for name in COUNTERS},
+        )
+    sqlite_insert = sqlite.insert(usage_daily)
+    return sqlite_insert.on_conflict_do_update(
+        index_elements=list(USAGE_KEY_COLUMNS),
+        set_={name: usage_daily.c[name] + sqlite_insert.excluded[name] for name in COUNTERS},
+    )

@@ -1,0 +1,238 @@
+"""The background telemetry writer: a bounded queue, batched inserts, never on the request path.
+
+``submit`` appends to an in-memory queue and returns; it never blocks, never
+raises, never awaits. A background task takes up to ``batch_size`` records
+(waiting at most ``flush_interval`` for a batch to fill), inserts them with one
+executemany and upserts their ``usage_daily`` increments in the same
+transaction. A database outage never fails a call: a failed batch is kept and
+retried with exponential backoff, and only after ``retry_attempts`` is it
+dropped and counted. While the batch waits, new records queue up to
+``max_queue``; beyond that they are dropped and counted too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from sqlalchemy import String
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from gateway.db.engine import describe_error
+from gateway.db.tables import telemetry
+from gateway.telemetry.records import TelemetryRecord, to_row
+from gateway.telemetry.retention import purge_telemetry, retention_cutoff
+from gateway.telemetry.usage_daily import upsert_statement, usage_increments
+
+log = logging.getLogger(__name__)
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _string_limits() -> dict[str, int]:
+    return {
+        column.name: column.type.length
+        for column in telemetry.columns
+        if isinstance(column.type, String) and column.type.length
+    }
+
+
+class TelemetryWriter:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        *,
+        max_queue: int = 10000,
+        batch_size: int = 500,
+        flush_interval: float = 0.2,
+        retention_days: int | None = 90,
+        enabled: bool = True,
+        retry_attempts: int = 6,
+        retry_delay: float = 0.25,
+        retry_max_delay: float = 8.0,
+        purge_interval: float = 3600.0,
+        stop_timeout: float = 10.0,
+        clock: Callable[[], datetime] = _utc_now,
+    ) -> None:
+        self._engine = engine
+        self._max_queue = max_queue
+        self._batch_size = batch_size
+        self._flush_interval = flush_interval
+        self._retention_days = retention_days
+        self._enabled = enabled
+        self._retry_attempts = retry_attempts
+        self._retry_delay = retry_delay
+        self._retry_max_delay = retry_max_delay
+        self._purge_interval = purge_interval
+        self._stop_timeout = stop_timeout
+        self._clock = clock
+        self._limits = _string_limits()
+        self._upsert = upsert_statement(engine.dialect)
+        self._queue: deque[TelemetryRecord] = deque()
+        self._wake = asyncio.Event()
+        self._settled_changed = asyncio.Condition()
+        self._accepted = 0  # records taken into the queue
+        self._settled = 0  # of those: written or given up on
+        self._in_flight = 0
+        self._urgent = 0  # flush() callers waiting: do not wait for a batch to fill
+        self._stopping = False
+        self._task: asyncio.Task[None] | None = None
+        self._purge_task: asyncio.Task[None] | None = None
+        self.written = 0
+        self.dropped = 0
+        self.purged = 0
+        self.failed_batches = 0
+
+    @property
+    def queue_depth(self) -> int:
+        return len(self._queue)
+
+    @property
+    def enabled(self) -> bool:
+        return self._enabled
+
+    def submit(self, record: TelemetryRecord) -> None:
+        """Queue one record for writing; drop and count it when the queue is full."""
+        if not self._enabled:
+            return
+        if len(self._queue) >= self._max_queue:
+            self.dropped += 1
+            return
+        self._queue.append(record)
+        self._accepted += 1
+        depth = len(self._queue)
+        if depth == 1 or depth >= self._batch_size:
+            self._wake.set()
+
+    async def start(self) -> None:
+        if not self._enabled or self._task is not None:
+            return
+        self._stopping = False
+        self._task = asyncio.create_task(self._run(), name="telemetry-writer")
+        if self._retention_days is not None:
+            self._purge_task = asyncio.create_task(self._purge_loop(), name="telemetry-purge")
+
+    async def stop(self) -> None:
+        """Write everything queued, then stop; gives up after ``stop_timeout`` seconds."""
+        if self._purge_task is not None:
+            self._purge_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._purge_task
+            self._purge_task = None
+        if self._task is None:
+            return
+        self._stopping = True
+        self._wake.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(self._task), self._stop_timeout)
+        except TimeoutError:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            lost = len(self._queue) + self._in_flight
+            self._queue.clear()
+            await self._settle(lost, written=False)
+            log.warning("telemetry writer stopped with %d rows unwritten", lost)
+        self._task = None
+
+    async def flush(self) -> None:
+        """Wait until every record submitted so far is written (or given up on)."""
+        target = self._accepted
+        if self._task is None or self._task.done():
+            while self._queue:
+                await self._write(self._take_batch())
+            return
+        self._urgent += 1
+        self._wake.set()
+        try:
+            async with self._settled_changed:
+                await self._settled_changed.wait_for(lambda: self._settled >= target)
+        finally:
+            self._urgent -= 1
+
+    async def purge_now(self) -> int:
+        """Delete rows past retention once; returns how many went (0 without retention)."""
+        if self._retention_days is None:
+            return 0
+        count = await purge_telemetry(
+            self._engine, retention_cutoff(self._clock(), self._retention_days)
+        )
+        self.purged += count
+        return count
+
+    async def _run(self) -> None:
+        while self._queue or not self._stopping:
+            if not self._queue:
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            if len(self._queue) < self._batch_size and not (self._stopping or self._urgent):
+                # Let a batch fill for up to flush_interval: one insert for many calls.
+                # Clear first: a wake-up left from while the last batch was being written
+                # must not cut this wait short (that wrote one row per commit under load).
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self._flush_interval)
+            await self._write(self._take_batch())
+
+    def _take_batch(self) -> list[TelemetryRecord]:
+        count = min(self._batch_size, len(self._queue))
+        return [self._queue.popleft() for _ in range(count)]
+
+    async def _write(self, batch: list[TelemetryRecord]) -> None:
+        if not batch:
+            return
+        self._in_flight = len(batch)
+        delay = self._retry_delay
+        for attempt in range(1, self._retry_attempts + 1):
+            try:
+                await self._insert(batch)
+            except Exception as exc:  # the boundary: no database failure reaches a call
+                self.failed_batches += 1
+                if attempt == self._retry_attempts:
+                    log.error(
+                        "telemetry: dropped %d rows after %d attempts (%s)",
+                        len(batch),
+                        attempt,
+                        describe_error(exc),
+                    )
+                    break
+                log.warning("telemetry: batch write failed, retrying (%s)", describe_error(exc))
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, self._retry_max_delay)
+            else:
+                await self._settle(len(batch), written=True)
+                return
+        await self._settle(len(batch), written=False)
+
+    async def _insert(self, batch: list[TelemetryRecord]) -> None:
+        rows = [to_row(record, self._limits) for record in batch]
+        increments = usage_increments(batch)
+        async with self._engine.begin() as connection:
+            await connection.execute(telemetry.insert(), rows)
+            if increments:
+                await connection.execute(self._upsert, increments)
+
+    async def _settle(self, count: int, *, written: bool) -> None:
+        self._in_flight = 0
+        if written:
+            self.written += count
+        else:
+            self.dropped += count
+        async with self._settled_changed:
+            self._settled += count
+            self._settled_changed.notify_all()
+
+    async def _purge_loop(self) -> None:
+        while True:
+            try:
+                await self.purge_now()
+            except Exception as exc:  # retried at the next interval
+                log.warning("telemetry: retention purge failed (%s)", describe_error(exc))
+            await asyncio.sleep(self._purge_interval)
