@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
@@ -66,18 +67,28 @@ class Metrics:
             registry=self.registry,
         )
 
+        # Labelled children, looked up once: .labels() costs more than the update itself.
+        self._children: dict[tuple[object, ...], Any] = {}
+
+    def _child(self, metric: Any, *labels: str) -> Any:
+        key = (id(metric), *labels)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*labels)
+        return child
+
     def observe_upstream(self, provider: str, seconds: float, error_kind: str | None) -> None:
-        self.upstream_latency.labels(provider).observe(seconds)
+        self._child(self.upstream_latency, provider).observe(seconds)
         if error_kind is not None:
-            self.upstream_errors.labels(provider, error_kind).inc()
+            self._child(self.upstream_errors, provider, error_kind).inc()
 
     def observe_call(
         self, operation: str, status: int, seconds: float, error_class: str | None
     ) -> None:
-        self.requests.labels(operation, str(status)).inc()
-        self.latency.labels(operation).observe(seconds)
+        self._child(self.requests, operation, str(status)).inc()
+        self._child(self.latency, operation).observe(seconds)
         if error_class is not None:
-            self.errors.labels(error_class).inc()
+            self._child(self.errors, error_class).inc()
 
     def render(self, refresh: Callable[[Metrics], None] | None = None) -> bytes:
         if refresh is not None:

@@ -81,11 +81,13 @@ class GatewayConfig:
     models: tuple[Model, ...] = ()  # in YAML order (Model.order = index)
     configurations: dict[str, Configuration] = field(default_factory=dict)
 
+    _models_by_id: dict[str, Model] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_models_by_id", {m.id: m for m in self.models})
+
     def model(self, model_id: str) -> Model:
-        for m in self.models:
-            if m.id == model_id:
-                return m
-        raise KeyError(model_id)
+        return self._models_by_id[model_id]
 
     def provider_of(self, model: Model) -> Provider:
         return self.providers[model.provider]

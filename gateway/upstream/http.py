@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import AsyncIterator
 
 import aiohttp
 import httpx
@@ -53,6 +54,18 @@ class UpstreamHTTP:
 
     async def aclose(self) -> None:
         await self.client.aclose()
+
+
+async def body_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
+    """The body as it arrives; a transport that read it already (MockTransport) gives it whole."""
+    try:
+        content = response.content
+    except httpx.ResponseNotRead:
+        async for chunk in response.aiter_raw():
+            yield chunk
+        return
+    if content:
+        yield content
 
 
 @functools.lru_cache(maxsize=1024)

@@ -3,6 +3,7 @@ mistral, custom (base URL + bearer key), and Azure OpenAI as a variant of it."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -11,7 +12,7 @@ import httpx
 import msgspec
 
 from gateway.upstream.base import UpstreamCall, UpstreamError, UpstreamReply, kind_for_status
-from gateway.upstream.http import UpstreamHTTP, parse_url, timeout_for
+from gateway.upstream.http import UpstreamHTTP, body_chunks, parse_url, timeout_for
 from gateway.usage.openai_usage import usage_from_openai
 
 MAX_ERROR_BODY = 64 * 1024
@@ -26,9 +27,11 @@ class OpenAICompatAdapter:
         return f"{call.provider.base_url.rstrip('/')}/{call.endpoint.value}"
 
     def headers(self, call: UpstreamCall) -> dict[str, str]:
-        headers = {"content-type": "application/json", "accept-encoding": "identity"}
-        if call.provider.api_key:
-            headers["authorization"] = f"Bearer {call.provider.api_key}"
+        headers = {
+            "content-type": "application/json",
+            "accept-encoding": "identity",
+            **bearer(call.provider.api_key),
+        }
         headers.update(call.headers)
         return headers
 
@@ -62,7 +65,7 @@ class OpenAICompatAdapter:
 
     async def open_stream(self, call: UpstreamCall, ask_usage: bool) -> AsyncIterator[bytes]:
         response = await self._send(call, ask_usage=ask_usage)
-        chunks = response.aiter_raw()
+        chunks = body_chunks(response)
         try:
             first = await anext(chunks)
         except StopAsyncIteration:
@@ -116,6 +119,11 @@ async def send_json(
     )
 
 
+@functools.lru_cache(maxsize=256)
+def bearer(api_key: str | None) -> dict[str, str]:
+    return {"authorization": f"Bearer {api_key}"} if api_key else {}
+
+
 async def _relay(
     first: bytes, chunks: AsyncIterator[bytes], response: httpx.Response
 ) -> AsyncIterator[bytes]:
@@ -133,7 +141,7 @@ async def read_all(response: httpx.Response, limit: int | None = None) -> bytes:
     parts: list[bytes] = []
     size = 0
     try:
-        async for chunk in response.aiter_raw():
+        async for chunk in body_chunks(response):
             parts.append(chunk)
             size += len(chunk)
             if limit is not None and size >= limit:

@@ -1,0 +1,177 @@
+"""The gateway's own CPU cost per call, without sockets: the ASGI app driven in-process.
+
+The upstream is an ``httpx.MockTransport`` answering a fixed completion, so the
+figure is what the gateway adds (parsing, routing, pricing, telemetry enqueue,
+metrics, response), free of network and load-generator noise. Prints µs per call
+for a fixed-mode call, a criteria-mode call with callHistory, and a stream, and
+the top functions of a profile with ``--profile``.
+
+    python bench/inprocess.py [--calls 5000] [--profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import json
+import pstats
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from gateway.api.app import create_app
+from gateway.config.loader import load_config_text
+from gateway.db.migrate import upgrade
+
+KEY = "sk-bench-0123456789"
+ANSWER = {
+    "id": "c",
+    "object": "chat.completion",
+    "created": 1,
+    "model": "bench-model",
+    "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}
+    ],
+    "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15},
+}
+STREAM = (
+    b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m",'
+    b'"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":null}]}\n\n'
+    b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m",'
+    b'"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
+    b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],'
+    b'"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}\n\n'
+    b"data: [DONE]\n\n"
+)
+CONFIG = """
+database: {{url: "sqlite+aiosqlite:///{db}"}}
+auth: {{keys: [{{id: bench, key: "{key}"}}]}}
+routing: {{policyMode: balanced, callHistory: true}}
+providers:
+  - {{id: up, adapter: openai, baseUrl: "http://upstream.invalid/v1", apiKey: sk-upstream}}
+  - {{id: up2, adapter: openai, baseUrl: "http://upstream2.invalid/v1", apiKey: sk-upstream}}
+models:
+  - {{id: a, provider: up, name: bench-model, capabilities: [chat, streaming],
+     price: {{input: 0.15, output: 0.60}}}}
+  - {{id: b, provider: up2, name: bench-model, capabilities: [chat, streaming],
+     price: {{input: 0.30, output: 1.20}}}}
+configurations:
+  - {{id: fixed, mode: fixed, model: a}}
+  - {{id: routed, mode: criteria, criteria: {{capabilities: [chat], preferLowestCost: true}}}}
+"""
+
+
+def upstream(request: httpx.Request) -> httpx.Response:
+    if b'"stream":true' in request.content:
+        return httpx.Response(200, content=STREAM, headers={"content-type": "text/event-stream"})
+    return httpx.Response(200, json=ANSWER)
+
+
+async def call(app: Any, body: bytes) -> int:
+    messages = [{"type": "http.request", "body": body, "more_body": False}]
+    status = 0
+
+    async def receive() -> dict[str, Any]:
+        if messages:
+            return messages.pop()
+        await asyncio.sleep(3600)
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/v1/chat/completions",
+        "raw_path": b"/v1/chat/completions",
+        "query_string": b"",
+        "root_path": "",
+        "client": ("127.0.0.1", 5000),
+        "server": ("127.0.0.1", 4000),
+        "headers": [
+            (b"authorization", f"Bearer {KEY}".encode()),
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ],
+    }
+    await app(scope, receive, send)
+    return status
+
+
+async def run(calls: int, profile: bool) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="gateway-inprocess-"))
+    config = load_config_text(CONFIG.format(db=tmp / "b.db", key=KEY))
+    upgrade(config.database.url)
+    app = create_app(config, transport=httpx.MockTransport(upstream))
+    message = {"role": "user", "content": "Say ok."}
+    bodies = {
+        "fixed": json.dumps({"model": "fixed", "messages": [message]}).encode(),
+        "criteria + callHistory": json.dumps({"model": "routed", "messages": [message]}).encode(),
+        "fixed, stream": json.dumps(
+            {"model": "fixed", "messages": [message], "stream": True}
+        ).encode(),
+    }
+    startup = asyncio.Event()
+    shutdown = asyncio.Event()
+    task = asyncio.create_task(_lifespan(app, startup, shutdown))
+    await startup.wait()
+    profiler = cProfile.Profile() if profile else None
+    print(
+        f"conditions: in-process ASGI calls, MockTransport upstream, telemetry on (SQLite), {calls} calls each"
+    )
+    for name, body in bodies.items():
+        for _ in range(200):
+            assert await call(app, body) == 200
+        if profiler:
+            profiler.enable()
+        start = time.perf_counter()
+        for _ in range(calls):
+            await call(app, body)
+        elapsed = time.perf_counter() - start
+        if profiler:
+            profiler.disable()
+        print(f"  {name:24} {elapsed / calls * 1e6:8.1f} µs per call")
+    shutdown.set()
+    await task
+    if profiler:
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+
+
+async def _lifespan(app: Any, startup: asyncio.Event, shutdown: asyncio.Event) -> None:
+    sent = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "lifespan.startup"}
+        await shutdown.wait()
+        return {"type": "lifespan.shutdown"}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "lifespan.startup.complete":
+            startup.set()
+
+    await app({"type": "lifespan", "asgi": {"version": "3.0"}}, receive, send)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=5000)
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args()
+    asyncio.run(run(args.calls, args.profile))
+
+
+if __name__ == "__main__":
+    main()
