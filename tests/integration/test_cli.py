@@ -1,0 +1,156 @@
+"""The `gateway` command: check, keys hash, db upgrade, serve (the example config as shipped)."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from gateway.cli import main
+from gateway.config.keys import hash_key
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def test_check_accepts_the_example(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--config", str(ROOT / "config.example.yaml")]) == 0
+    assert "OK" in capsys.readouterr().out
+
+
+def test_check_prints_every_problem_with_its_path_and_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "bad.yaml"
+    config.write_text(
+        """
+providers:
+  - {id: p, adapter: openai, baseUrl: "http://127.0.0.1:1/v1", apiKey: "${MISSING_SECRET}"}
+models:
+  - {id: m, provider: p, capabilities: [chat, teleport], price: {input: -1, output: 0}}
+configurations:
+  - {id: c, mode: fixed, model: nope, fallback: [ghost]}
+routing: {listPriceCeiling: 0, surprise: 1}
+"""
+    )
+    assert main(["check", "--config", str(config)]) == 1
+    out = capsys.readouterr().out
+    for path in (
+        "providers[0].apiKey",
+        "models[0].capabilities[1]",
+        "models[0].price.input",
+        "configurations[0].model",
+        "configurations[0].fallback[0]",
+        "routing.listPriceCeiling",
+        "routing.surprise",
+    ):
+        assert re.search(rf"{re.escape(path)}: ", out), (path, out)
+    assert "MISSING_SECRET" in out
+
+
+def test_keys_hash_reads_standard_input() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "gateway.cli", "keys", "hash"],
+        input="sk-my-secret\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.strip() == f"sha256:{hash_key('sk-my-secret')}"
+    assert "sk-my-secret" not in result.stdout + result.stderr
+
+
+def test_db_upgrade_creates_the_schema(tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        f'database: {{url: "sqlite+aiosqlite:///{tmp_path / "g.db"}"}}\n'
+        "auth: {allowUnauthenticated: true}\n"
+        "providers: [{id: demo, adapter: echo}]\n"
+        "models: [{id: m, provider: demo}]\n"
+        "configurations: [{id: c, mode: fixed, model: m}]\n"
+    )
+    assert main(["db", "upgrade", "--config", str(config)]) == 0
+    assert main(["db", "upgrade", "--config", str(config)]) == 0  # twice is a no-op
+    import sqlite3
+
+    tables = {
+        r[0]
+        for r in sqlite3.connect(tmp_path / "g.db").execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'"
+        )
+    }
+    assert {"telemetry", "usage_daily", "eval_results"} <= tables
+
+
+def test_serve_refuses_to_start_without_keys(tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "providers: [{id: demo, adapter: echo}]\n"
+        "models: [{id: m, provider: demo}]\n"
+        "configurations: [{id: c, mode: fixed, model: m}]\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "gateway.cli", "serve", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert "allowUnauthenticated" in result.stderr
+
+
+def test_the_example_config_serves_as_shipped(tmp_path: Path) -> None:
+    """A fresh machine: no key, no environment variable, SQLite in the working directory."""
+    port = free_port()
+    text = (ROOT / "config.example.yaml").read_text().replace("port: 4000", f"port: {port}")
+    assert f"port: {port}" in text
+    config = tmp_path / "config.example.yaml"
+    config.write_text(text)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GATEWAY_")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gateway.cli", "serve", "--config", str(config)],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(300):
+            try:
+                if httpx.get(f"{base}/healthz").status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.05)
+        answer = httpx.post(
+            f"{base}/v1/chat/completions",
+            json={"model": "chat", "messages": [{"role": "user", "content": "hello"}]},
+        )
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["choices"][0]["message"]["content"] == "echo: hello"
+        assert answer.headers["x-gateway-cost-usd"]
+        routed = httpx.post(
+            f"{base}/v1/chat/completions",
+            json={"model": "smart-chat", "messages": [{"role": "user", "content": "hi"}]},
+        )
+        assert routed.status_code == 200 and routed.headers["x-gateway-model"] == "demo-small"
+        assert httpx.get(f"{base}/readyz").status_code == 200
+        assert (tmp_path / "gateway.db").exists()
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
