@@ -50,7 +50,8 @@ class Attempts:
         self, ctx: CallContext, primary: Resolution, dispatch: Dispatch[T]
     ) -> tuple[T, Target]:
         failures: list[tuple[Resolution, UpstreamError | None]] = []
-        plan = [primary.configuration, *self._resolver.fallbacks(primary.configuration)]
+        fallbacks = self._resolver.fallbacks(primary.configuration, ctx.request)
+        plan = [primary.configuration, *fallbacks]
         for index, configuration in enumerate(plan):
             resolution = (
                 primary if index == 0 else self._resolver.resolve(configuration, ctx.request)

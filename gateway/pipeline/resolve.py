@@ -59,17 +59,22 @@ class Resolver:
         provider = self._config.provider_of(model)
         return Resolution(configuration, Target(configuration, model, provider, decision), decision)
 
-    def fallbacks(self, configuration: Configuration) -> list[Configuration]:
+    def fallbacks(
+        self, configuration: Configuration, request: InboundRequest
+    ) -> list[Configuration]:
         """The fallback list, not followed transitively; reordered by health when asked."""
         chain = [self._config.configurations[c] for c in configuration.fallback]
-        if not self._config.health.reorder_fallback:
+        if not self._config.health.reorder_fallback or len(chain) < 2:
             return chain
         scores = self._health_scores()
-        return sorted(chain, key=lambda c: -self._health_of(c, scores))
+        # sorted() is stable: equal health keeps the configured order.
+        return sorted(chain, key=lambda c: -self._health_of(c, request, scores))
 
-    def _health_of(self, configuration: Configuration, scores: Mapping[str, float]) -> float:
-        """The health of the provider a fallback would use (unknown = 0.5)."""
-        if configuration.is_fixed and configuration.model is not None:
-            provider_id = self._config.model(configuration.model).provider
-            return scores.get(provider_id, 0.5)
-        return 0.5
+    def _health_of(
+        self, configuration: Configuration, request: InboundRequest, scores: Mapping[str, float]
+    ) -> float:
+        """The health of the provider this fallback would use now (unknown = 0.5)."""
+        resolution = self.resolve(configuration, request)
+        if resolution.target is None:
+            return 0.5
+        return scores.get(resolution.target.provider.id, 0.5)
