@@ -48,6 +48,13 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
+def _no_cache(value: str | None) -> bool:
+    """``x-gateway-cache: no-cache`` (among comma-separated directives) bypasses the cache."""
+    if not value:
+        return False
+    return "no-cache" in (part.strip().lower() for part in value.split(","))
+
+
 def correlation_id(scope: Scope) -> str:
     inbound = _header(scope, b"x-request-id")
     if inbound and _REQUEST_ID.match(inbound):
@@ -106,6 +113,7 @@ async def _proxy(endpoint: Endpoint, scope: Scope, receive: Receive, send: Send)
                 raise AuthenticationFailed("Missing or invalid API key.")
         raw = await read_body(scope, receive, runtime.config.server.max_body_bytes)
         request = parse_inbound(endpoint, raw)
+        request.cache_bypass = _no_cache(_header(scope, b"x-gateway-cache"))
     except GatewayError as error:
         await send_answer(send, error_answer(error), request_id)
         return

@@ -1,0 +1,4 @@
+"""The database layer. Every table module is imported here, so the shared metadata
+(Alembic's target, the schema tests) always holds the whole schema."""
+
+from gateway.db import budget_tables as budget_tables

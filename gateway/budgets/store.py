@@ -1,0 +1,208 @@
+"""Budget holds in the database: exact across every process sharing it.
+
+Admission is one transaction: the reservation rows, then per budget line one
+conditional UPDATE (``used + hold <= limit``) on its counter row, in the lines'
+sorted order. Row locks serialise concurrent admissions on PostgreSQL and
+MariaDB (an UPDATE re-reads the committed row it waited for), SQLite's single
+writer does the same; so a burst can never admit past a limit. A refusal by
+any line rolls the whole transaction back and leaves nothing held.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import ColumnElement, and_, delete, insert, select, update
+from sqlalchemy.dialects import mysql, postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from gateway.budgets.figures import Amounts
+from gateway.budgets.windows import BudgetLine, CounterKey
+from gateway.db.budget_tables import budget_counters, budget_reservations
+
+_c = budget_counters.c
+_r = budget_reservations.c
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """One call's hold: the same amounts on each of its counters."""
+
+    reservation_id: str
+    keys: tuple[CounterKey, ...]
+    amounts: Amounts
+
+
+class Refused(Exception):
+    """A line's limit would be passed; ``used`` is its counter as it stood."""
+
+    def __init__(self, line: BudgetLine, used: Amounts | None) -> None:
+        super().__init__(line.describe())
+        self.line = line
+        self.used = used
+
+
+class BudgetStore:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+        self._insert_missing = _insert_if_missing(engine.dialect.name)
+
+    async def reserve(
+        self, lines: Sequence[BudgetLine], amounts: Amounts, expires_at: datetime
+    ) -> Hold:
+        """Hold ``amounts`` on every line, or raise :class:`Refused` holding nothing."""
+        hold = Hold(uuid.uuid4().hex, tuple(line.key for line in lines), amounts)
+        rows = [
+            {
+                "reservation_id": hold.reservation_id,
+                "line": index,
+                **_key_values(key),
+                **_amount_values(amounts),
+                "expires_at": expires_at,
+            }
+            for index, key in enumerate(hold.keys)
+        ]
+        async with self._engine.begin() as connection:
+            # The reservation rows first: they lock nothing others wait for.
+            await connection.execute(insert(budget_reservations), rows)
+            for line in lines:
+                if not await self._take(connection, line, amounts):
+                    raise Refused(line, await _used(connection, line.key))
+        return hold
+
+    async def settle(self, hold: Hold, actual: Amounts) -> None:
+        """Replace the hold by ``actual``; after a sweep released it, add ``actual``."""
+        async with self._engine.begin() as connection:
+            result = await connection.execute(
+                delete(budget_reservations).where(_r.reservation_id == hold.reservation_id)
+            )
+            change = actual - hold.amounts if result.rowcount else actual
+            if change.is_zero:
+                return
+            for key in hold.keys:
+                await connection.execute(_add(key, change))
+
+    async def release_expired(self, now: datetime, batch: int = 200) -> int:
+        """Release the holds of calls that never settled (their process died)."""
+        async with self._engine.connect() as connection:
+            found = await connection.execute(
+                select(_r.reservation_id)
+                .where(_r.expires_at < now)
+                .order_by(_r.expires_at)
+                .limit(batch)
+            )
+            ids = list(dict.fromkeys(found.scalars()))
+        released = 0
+        for reservation_id in ids:
+            released += await self._release(reservation_id)
+        return released
+
+    async def purge_windows(self, before: date) -> int:
+        """Forget counters of windows that started before ``before``."""
+        async with self._engine.begin() as connection:
+            result = await connection.execute(
+                delete(budget_counters).where(_c.window_start < before)
+            )
+        return int(result.rowcount or 0)
+
+    async def used(self, key: CounterKey) -> Amounts | None:
+        async with self._engine.connect() as connection:
+            return await _used(connection, key)
+
+    async def _take(self, connection: AsyncConnection, line: BudgetLine, held: Amounts) -> bool:
+        statement = _add(line.key, held, _within(line, held))
+        if (await connection.execute(statement)).rowcount == 1:
+            return True
+        # No row yet for this window (or the limit refuses): create it, then try once more.
+        await connection.execute(self._insert_missing(_key_values(line.key)))
+        return bool((await connection.execute(statement)).rowcount == 1)
+
+    async def _release(self, reservation_id: str) -> int:
+        async with self._engine.begin() as connection:
+            found = await connection.execute(
+                select(budget_reservations).where(_r.reservation_id == reservation_id)
+            )
+            rows = found.mappings().all()
+            result = await connection.execute(
+                delete(budget_reservations).where(_r.reservation_id == reservation_id)
+            )
+            if not rows or result.rowcount != len(rows):
+                return 0  # settled meanwhile: the settle owns the figures
+            for row in rows:
+                key = CounterKey(row["scope"], row["scope_id"], row["period"], row["window_start"])
+                held = Amounts(row["requests"], row["tokens"], Decimal(str(row["cost"])))
+                await connection.execute(_add(key, -held))
+        return 1
+
+
+def _key_values(key: CounterKey) -> dict[str, Any]:
+    return {
+        "scope": key.scope,
+        "scope_id": key.scope_id,
+        "period": key.period,
+        "window_start": key.window_start,
+    }
+
+
+def _amount_values(amounts: Amounts) -> dict[str, Any]:
+    return {"requests": amounts.requests, "tokens": amounts.tokens, "cost": amounts.cost}
+
+
+def _matches(key: CounterKey) -> ColumnElement[bool]:
+    return and_(
+        _c.scope == key.scope,
+        _c.scope_id == key.scope_id,
+        _c.period == key.period,
+        _c.window_start == key.window_start,
+    )
+
+
+def _within(line: BudgetLine, held: Amounts) -> list[ColumnElement[bool]]:
+    """``used + hold <= limit`` for each limited measure."""
+    limits = line.limits
+    conditions: list[ColumnElement[bool]] = []
+    if limits.requests:
+        conditions.append(_c.requests + held.requests <= limits.requests)
+    if limits.tokens:
+        conditions.append(_c.tokens + held.tokens <= limits.tokens)
+    if limits.cost:
+        conditions.append(_c.cost + held.cost <= limits.cost)
+    return conditions
+
+
+def _add(key: CounterKey, change: Amounts, conditions: Sequence[ColumnElement[bool]] = ()) -> Any:
+    return (
+        update(budget_counters)
+        .where(_matches(key), *conditions)
+        .values(
+            requests=_c.requests + change.requests,
+            tokens=_c.tokens + change.tokens,
+            cost=_c.cost + change.cost,
+        )
+    )
+
+
+async def _used(connection: AsyncConnection, key: CounterKey) -> Amounts | None:
+    found = await connection.execute(select(_c.requests, _c.tokens, _c.cost).where(_matches(key)))
+    row = found.first()
+    if row is None:
+        return None
+    return Amounts(int(row[0]), int(row[1]), Decimal(str(row[2])))
+
+
+def _insert_if_missing(dialect: str) -> Any:
+    """An INSERT of a zero counter that does nothing when the row exists."""
+
+    def build(values: dict[str, Any]) -> Any:
+        if dialect == "postgresql":
+            return postgresql.insert(budget_counters).values(values).on_conflict_do_nothing()
+        if dialect == "sqlite":
+            return sqlite.insert(budget_counters).values(values).on_conflict_do_nothing()
+        return mysql.insert(budget_counters).values(values).prefix_with("IGNORE")
+
+    return build

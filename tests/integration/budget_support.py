@@ -1,0 +1,113 @@
+"""Helpers for the budget and cache tests: configs with budgets, bursts, scratch databases."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+from openai.types.chat import ChatCompletionMessageParam
+
+from tests.support.gateway import TEST_KEY, RunningGateway
+from tests.unit.db.scratch import scratch_database
+
+MESSAGES: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Say hello."}]
+
+
+def budget_yaml(
+    upstream_url: str,
+    database_url: str,
+    *,
+    alice: str = "",
+    configurations: str = "",
+    keys: str = "",
+    cache: str = "{store: database}",
+    timeout_seconds: int = 20,
+    server: str = "",
+) -> str:
+    """One fake provider, model ``small`` (0.15/0.60 per 1M), configuration ``chat``;
+    ``alice`` adds fields to alice's key entry (``budget: {...}``)."""
+    alice_extra = f", {alice}" if alice else ""
+    return f"""
+server: {{requestTimeoutSeconds: {timeout_seconds}{server}}}
+database: {{url: "{database_url}"}}
+cache: {cache}
+auth:
+  adminKey: ${{ADMIN_KEY}}
+  keys:
+    - {{id: alice, key: "${{ALICE_KEY}}"{alice_extra}}}
+    - {{id: bob, key: "${{BOB_KEY}}", configurations: [chat]}}
+{keys}
+circuitBreaker: {{failureThreshold: 1000, cooldownSeconds: 30}}
+providers:
+  - {{id: fake, adapter: openai, baseUrl: "{upstream_url}/v1", apiKey: "sk-upstream-secret-42",
+     timeoutSeconds: 5, maxRetries: 0}}
+models:
+  - {{id: small, provider: fake, name: small-model, capabilities: [chat, streaming],
+     contextLength: 128000, maxOutputTokens: 4096, price: {{input: 0.15, output: 0.60}}}}
+  - {{id: embedder, provider: fake, name: embed-model, capabilities: [embeddings],
+     price: {{input: 0.02, output: 0}}}}
+configurations:
+  - {{id: chat, mode: fixed, model: small}}
+  - {{id: embed, mode: fixed, model: embedder}}
+{configurations}
+"""
+
+
+@contextmanager
+def database(backend: str, directory: Path) -> Iterator[str]:
+    """A fresh database of ``backend`` (migrated by the gateway), dropped afterwards."""
+    with scratch_database(backend, directory) as url:
+        yield url
+
+
+@contextmanager
+def running(yaml_text: str, environ: dict[str, str] | None = None) -> Iterator[RunningGateway]:
+    gateway = RunningGateway(yaml_text, environ)
+    try:
+        yield gateway
+    finally:
+        gateway.stop()
+
+
+def query(gateway: RunningGateway, statement: Any) -> list[dict[str, Any]]:
+    """Rows of ``statement`` read through the running gateway's own engine."""
+
+    async def read() -> list[dict[str, Any]]:
+        async with gateway.runtime.engine.connect() as connection:
+            result = await connection.execute(statement)
+            return [dict(row) for row in result.mappings().all()]
+
+    return gateway.server.run(read())
+
+
+def chat_body(configuration: str = "chat", **extra: Any) -> dict[str, Any]:
+    return {"model": configuration, "messages": MESSAGES, **extra}
+
+
+async def _burst(urls: list[str], bodies: list[dict[str, Any]], key: str) -> list[httpx.Response]:
+    limits = httpx.Limits(max_connections=len(bodies) + 8, max_keepalive_connections=0)
+    headers = {"authorization": f"Bearer {key}"}
+    async with httpx.AsyncClient(limits=limits, timeout=60.0, headers=headers) as client:
+        calls = [
+            client.post(f"{urls[i % len(urls)]}/v1/chat/completions", json=body)
+            for i, body in enumerate(bodies)
+        ]
+        return list(await asyncio.gather(*calls))
+
+
+def burst(
+    urls: list[str], bodies: list[dict[str, Any]], key: str = TEST_KEY
+) -> list[httpx.Response]:
+    """Send every body at once, spread over ``urls`` round-robin; the answers in order."""
+    return asyncio.run(_burst(urls, bodies, key))
+
+
+def statuses(responses: list[httpx.Response]) -> dict[int, int]:
+    counted: dict[int, int] = {}
+    for response in responses:
+        counted[response.status_code] = counted.get(response.status_code, 0) + 1
+    return counted
