@@ -22,6 +22,7 @@ from gateway.upstream.anthropic_translate import (
     usage_from_anthropic,
 )
 from gateway.upstream.base import UpstreamCall, UpstreamError, UpstreamReply, kind_for_status
+from gateway.upstream.http import UpstreamHTTP, body_chunks
 from gateway.upstream.openai_compat import read_all, send_json
 
 DEFAULT_VERSION = "2023-06-01"
@@ -30,7 +31,7 @@ _ENCODER = msgspec.json.Encoder()
 
 
 class AnthropicAdapter:
-    def __init__(self, client: httpx.AsyncClient) -> None:
+    def __init__(self, client: UpstreamHTTP) -> None:
         self._client = client
 
     async def complete(self, call: UpstreamCall) -> UpstreamReply:
@@ -139,7 +140,7 @@ async def _translate(
     """Anthropic SSE in, OpenAI SSE out; the usage chunk and [DONE] at message_stop."""
     decoder = SSEDecoder()
     try:
-        async for chunk in response.aiter_raw():
+        async for chunk in body_chunks(response):
             for event in decoder.feed(chunk):
                 out = _translate_event(translator, event.event or "", event.data)
                 if out:
@@ -148,13 +149,22 @@ async def _translate(
                     yield encode_event(_ENCODER.encode(translator.error))
                     return
                 if translator.done:
-                    yield encode_event(_ENCODER.encode(translator.usage_chunk()))
+                    yield encode_event(_ENCODER.encode(_usage_chunk(translator)))
                     yield encode_event(b"[DONE]")
                     return
     except (httpx.HTTPError, aiohttp.ClientError) as exc:
         raise UpstreamError("stream_cut", f"upstream stream broke: {type(exc).__name__}") from exc
     finally:
         await response.aclose()
+
+
+def _usage_chunk(translator: StreamTranslator) -> dict[str, Any]:
+    """The usage chunk, naming cache writes as OpenRouter does so cacheWrite prices them."""
+    chunk = translator.usage_chunk()
+    usage = translator.usage
+    if usage is not None and usage.cache_write_tokens:
+        chunk["usage"]["prompt_tokens_details"]["cache_write_tokens"] = usage.cache_write_tokens
+    return chunk
 
 
 def _translate_event(translator: StreamTranslator, name: str, data: str) -> bytes:
