@@ -61,13 +61,19 @@ class StreamRelay:
             record.error_class = "stream_cut"
             await emit(_error_event(f"The upstream stream broke: {error.message}"))
         except (asyncio.CancelledError, GeneratorExit):
-            record.error_class = "client_disconnected"
+            if self._tracker.done:  # the client hung up after the whole answer: a success
+                record.success = True
+            else:
+                record.error_class = "client_disconnected"
             raise
         finally:
-            await _close(self._chunks)
-            self._account()
-            # Shielded: a cancelled (disconnected) relay still settles and records.
-            await asyncio.shield(self._finish(self.ctx))
+            try:
+                await _close(self._chunks)
+            finally:
+                # Even when a cancellation lands while closing: the row is recorded and the
+                # budget hold settled, shielded from a second cancellation.
+                self._account()
+                await asyncio.shield(self._finish(self.ctx))
 
     async def _relay(self, emit: Emit) -> None:
         decoder = SSEDecoder()
