@@ -8,7 +8,6 @@ ordinary Litestar. Bodies are read once, bounded by ``server.maxBodyBytes``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import re
 import uuid
 from typing import Any
@@ -138,18 +137,30 @@ async def _send_stream(send: Send, receive: Receive, answer: StreamAnswer, reque
     async def emit(data: bytes) -> None:
         await send({"type": "http.response.body", "body": data, "more_body": True})
 
-    relay_task = asyncio.ensure_future(answer.relay.run(emit))
-    watcher = asyncio.ensure_future(_disconnected(receive))
-    await asyncio.wait({relay_task, watcher}, return_when=asyncio.FIRST_COMPLETED)
-    if not relay_task.done():
-        relay_task.cancel()  # the client went away: the relay closes upstream and records
-    watcher.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await watcher
-    with contextlib.suppress(asyncio.CancelledError):
-        await relay_task
-    with contextlib.suppress(Exception):
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+    # The server's send() goes quiet once the client is gone, so a watcher listens for
+    # the disconnect and cancels the relay (which then closes the upstream stream and
+    # records the call) rather than letting it read a paid answer nobody receives.
+    relay = asyncio.current_task()
+    assert relay is not None
+    hung_up = False
+
+    async def watch() -> None:
+        nonlocal hung_up
+        await _disconnected(receive)
+        hung_up = True
+        relay.cancel()
+
+    watcher = asyncio.create_task(watch())
+    try:
+        await answer.relay.run(emit)
+    except asyncio.CancelledError:
+        if not hung_up:
+            raise  # not ours: the server is shutting down
+        relay.uncancel()
+        return
+    finally:
+        watcher.cancel()
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 async def _disconnected(receive: Receive) -> None:

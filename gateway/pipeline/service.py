@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -156,16 +157,18 @@ class Pipeline:
         return await self._budgets.reserve(key, configuration, ctx.request, model)
 
     async def end(self, ctx: CallContext, reservation: Reservation | None) -> None:
-        """Settle the budget hold by the actual figures, then record the row."""
-        ctx.record.latency_ms = ctx.elapsed_ms()
-        if reservation is not None:
-            await self._budgets.settle(reservation, ctx.record)
-        self.finish(ctx)
+        """Record the row, then settle the budget hold by the actual figures.
 
-    def finish(self, ctx: CallContext) -> None:
+        The row goes first and synchronously, so nothing after it (a client hanging up
+        mid-settle) can lose it; the settle is shielded from such a cancellation.
+        """
+        self._record(ctx)
+        if reservation is not None:
+            await asyncio.shield(self._budgets.settle(reservation, ctx.record))
+
+    def _record(self, ctx: CallContext) -> None:
         record = ctx.record
-        if not record.latency_ms:
-            record.latency_ms = ctx.elapsed_ms()
+        record.latency_ms = ctx.elapsed_ms()
         self._observer.observe_call(
             record.operation, record.http_status, record.latency_ms / 1000.0, record.error_class
         )

@@ -70,10 +70,10 @@ class StreamRelay:
             try:
                 await _close(self._chunks)
             finally:
-                # Even when a cancellation lands while closing: the row is recorded and the
-                # budget hold settled, shielded from a second cancellation.
+                # Even when a cancellation lands while closing: the row is recorded (end()
+                # does that before its first await) and the budget hold settled.
                 self._account()
-                await asyncio.shield(self._finish(self.ctx))
+                await self._finish(self.ctx)
 
     async def _relay(self, emit: Emit) -> None:
         decoder = SSEDecoder()
@@ -130,4 +130,4 @@ async def _close(chunks: AsyncIterator[bytes]) -> None:
         return
     # Closing a broken upstream must not mask the call's outcome.
     with contextlib.suppress(Exception):
-        await asyncio.shield(aclose())
+        await aclose()
