@@ -127,7 +127,8 @@ async def run(calls: int, profile: bool) -> None:
     await startup.wait()
     profiler = cProfile.Profile() if profile else None
     print(
-        f"conditions: in-process ASGI calls, MockTransport upstream, telemetry on (SQLite), {calls} calls each"
+        "conditions: in-process ASGI calls, MockTransport upstream, telemetry on (SQLite), "
+        f"{calls} calls each"
     )
     for name, body in bodies.items():
         for _ in range(200):

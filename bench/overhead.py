@@ -68,12 +68,11 @@ def wait_port(port: int, seconds: float = 20) -> None:
 def wrk(
     url: str, body: dict[str, object], connections: int, duration: int, auth: bool
 ) -> dict[str, float]:
-    script = tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False)
     headers = 'wrk.headers["Content-Type"] = "application/json"\n'
     if auth:
         headers += f'wrk.headers["Authorization"] = "Bearer {KEY}"\n'
-    script.write(f'wrk.method = "POST"\nwrk.body = {json.dumps(json.dumps(body))}\n{headers}')
-    script.close()
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        script.write(f'wrk.method = "POST"\nwrk.body = {json.dumps(json.dumps(body))}\n{headers}')
     out = subprocess.run(
         ["wrk", "-t1", f"-c{connections}", f"-d{duration}s", "--latency", "-s", script.name, url],
         capture_output=True,
@@ -89,6 +88,28 @@ def wrk(
         if (m := re.search(r"Non-2xx or 3xx responses: (\d+)", out))
         else 0.0,
     }
+
+
+def ttfb(port: int, body: dict[str, object], auth: bool, samples: int = 400) -> float:
+    """Median time to the first body byte of a stream, one keep-alive connection."""
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", port)
+    headers = {"content-type": "application/json"}
+    if auth:
+        headers["authorization"] = f"Bearer {KEY}"
+    payload = json.dumps(body)
+    times: list[float] = []
+    for _ in range(samples):
+        start = time.perf_counter()
+        connection.request("POST", "/v1/chat/completions", payload, headers)
+        response = connection.getresponse()
+        response.read1(1)
+        times.append((time.perf_counter() - start) * 1000)
+        response.read()
+    connection.close()
+    times.sort()
+    return times[len(times) // 2]
 
 
 def _latency(out: str, label: str) -> float:
@@ -148,6 +169,9 @@ def main() -> int:
             ),
         ]
         direct_stream = wrk(direct, {**BODY, "stream": True}, 1, d, False)
+        stream_body = {**BODY, "model": "fixed", "stream": True}
+        ttfb_direct = ttfb(up_port, {**BODY, "stream": True}, False)
+        ttfb_gateway = ttfb(gw_port, stream_body, True)
     finally:
         gateway.terminate()
         upstream.terminate()
@@ -157,8 +181,10 @@ def main() -> int:
         f"conditions: wrk -t1, {d}s per run, loopback, one gateway process (uvicorn), "
         f"upstream transport {args.transport}, telemetry on (SQLite), {os.cpu_count()} cores"
     )
+    columns = ("p50 c=1", "p99 c=1", "added p50", "req/s c=32", "errors")
     print(
-        f"{'run':34} {'p50 c=1':>9} {'p99 c=1':>9} {'added p50':>10} {'req/s c=32':>11} {'errors':>7}"
+        f"{'run':34} {columns[0]:>9} {columns[1]:>9} {columns[2]:>10} {columns[3]:>11} "
+        f"{columns[4]:>7}"
     )
     base = rows[0][1]["p50_ms"]
     for name, single, many in rows:
@@ -169,6 +195,10 @@ def main() -> int:
             f"{added:9.3f}ms {many['rps']:11.0f} {int(single['non2xx'] + many['non2xx']):7d}"
         )
     print(f"{'direct upstream, stream':34} {direct_stream['p50_ms']:8.3f}ms")
+    print(
+        f"stream time to first byte (median of 400, http.client): direct {ttfb_direct:.3f} ms, "
+        f"gateway {ttfb_gateway:.3f} ms, added {ttfb_gateway - ttfb_direct:.3f} ms"
+    )
     fixed_rps, routed_rps = rows[1][2]["rps"], rows[2][2]["rps"]
     print(f"criteria+callHistory throughput vs fixed: {100 * (routed_rps / fixed_rps - 1):+.1f} %")
     print(
