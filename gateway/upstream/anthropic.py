@@ -23,7 +23,7 @@ from gateway.upstream.anthropic_translate import (
 )
 from gateway.upstream.base import UpstreamCall, UpstreamError, UpstreamReply, kind_for_status
 from gateway.upstream.http import UpstreamHTTP, body_chunks
-from gateway.upstream.openai_compat import read_all, send_json
+from gateway.upstream.openai_compat import read_json_object, send_json
 
 DEFAULT_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096  # when the model declares no maxOutputTokens
@@ -35,16 +35,8 @@ class AnthropicAdapter:
         self._client = client
 
     async def complete(self, call: UpstreamCall) -> UpstreamReply:
-        response = await self._send(call)
-        try:
-            raw = await read_all(response)
-        finally:
-            await response.aclose()
-        try:
-            message = msgspec.json.decode(raw)
-        except msgspec.DecodeError as exc:
-            raise UpstreamError("invalid_response", "upstream answered invalid JSON") from exc
-        if not isinstance(message, dict) or message.get("type") == "error":
+        message = await read_json_object(await self._send(call))
+        if message.get("type") == "error":
             raise UpstreamError("invalid_response", "upstream answered no message")
         body = from_messages_response(message, int(time.time()))
         usage = message.get("usage")

@@ -10,6 +10,7 @@ import json
 import re
 from typing import Any
 
+from gateway.domain.errors import error_type_for
 from gateway.domain.usage import Usage
 
 _SUPPORTED_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
@@ -371,20 +372,8 @@ def from_messages_response(resp: dict[str, Any], created: int) -> dict[str, Any]
 # --- errors --------------------------------------------------------------------------------
 
 
-def openai_error_type(status: int) -> str:
-    if status == 401:
-        return "authentication_error"
-    if status == 403:
-        return "permission_error"
-    if status == 429:
-        return "rate_limit_error"
-    if status >= 500:
-        return "api_error"
-    return "invalid_request_error"
-
-
 def error_envelope(status: int, message: str, code: str | None) -> dict[str, Any]:
-    error = {"message": message, "type": openai_error_type(status), "param": None, "code": code}
+    error = {"message": message, "type": error_type_for(status), "param": None, "code": code}
     return {"error": error}
 
 

@@ -45,17 +45,7 @@ class OpenAICompatAdapter:
         return body
 
     async def complete(self, call: UpstreamCall) -> UpstreamReply:
-        response = await self._send(call, ask_usage=False)
-        try:
-            raw = await read_all(response)
-        finally:
-            await response.aclose()
-        try:
-            body = msgspec.json.decode(raw)
-        except msgspec.DecodeError as exc:
-            raise UpstreamError("invalid_response", "upstream answered invalid JSON") from exc
-        if not isinstance(body, dict):
-            raise UpstreamError("invalid_response", "upstream answered a non-object")
+        body = await read_json_object(await self._send(call, ask_usage=False))
         model = body.get("model")
         return UpstreamReply(
             body=body,
@@ -135,6 +125,21 @@ async def _relay(
         raise UpstreamError("stream_cut", f"upstream stream broke: {type(exc).__name__}") from exc
     finally:
         await response.aclose()
+
+
+async def read_json_object(response: httpx.Response) -> dict[str, Any]:
+    """Read a whole answer and decode it; anything but a JSON object is invalid."""
+    try:
+        raw = await read_all(response)
+    finally:
+        await response.aclose()
+    try:
+        body = msgspec.json.decode(raw)
+    except msgspec.DecodeError as exc:
+        raise UpstreamError("invalid_response", "upstream answered invalid JSON") from exc
+    if not isinstance(body, dict):
+        raise UpstreamError("invalid_response", "upstream answered a non-object")
+    return body
 
 
 async def read_all(response: httpx.Response, limit: int | None = None) -> bytes:
