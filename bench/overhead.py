@@ -90,6 +90,14 @@ def wrk(
     }
 
 
+def resident_mb(pid: int) -> float:
+    """The process's resident memory now (Linux /proc), in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
 def ttfb(port: int, body: dict[str, object], auth: bool, samples: int = 400) -> float:
     """Median time to the first body byte of a stream, one keep-alive connection."""
     import http.client
@@ -169,6 +177,7 @@ def main() -> int:
             ),
         ]
         direct_stream = wrk(direct, {**BODY, "stream": True}, 1, d, False)
+        rss_mb = resident_mb(gateway.pid)
         stream_body = {**BODY, "model": "fixed", "stream": True}
         ttfb_direct = ttfb(up_port, {**BODY, "stream": True}, False)
         ttfb_gateway = ttfb(gw_port, stream_body, True)
@@ -199,11 +208,12 @@ def main() -> int:
         f"stream time to first byte (median of 400, http.client): direct {ttfb_direct:.3f} ms, "
         f"gateway {ttfb_gateway:.3f} ms, added {ttfb_gateway - ttfb_direct:.3f} ms"
     )
+    print(f"gateway resident memory after the load: {rss_mb:.0f} MB")
     fixed_rps, routed_rps = rows[1][2]["rps"], rows[2][2]["rps"]
     print(f"criteria+callHistory throughput vs fixed: {100 * (routed_rps / fixed_rps - 1):+.1f} %")
     print(
         "targets: added p50 <= 1.0 ms (fixed, telemetry on); >= 1,000 req/s at c=32; "
-        "criteria within 10 % of fixed; stream added TTFB <= 1.0 ms"
+        "criteria within 10 % of fixed; stream added TTFB <= 1.0 ms; <= 150 MB resident"
     )
     return 0
 
