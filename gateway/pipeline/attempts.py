@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -14,6 +15,7 @@ from gateway.domain.errors import (
     UpstreamFailed,
     UpstreamTimedOut,
 )
+from gateway.domain.model import Configuration
 from gateway.pipeline.context import CallContext, Target, note_attempt, note_served
 from gateway.pipeline.resolve import Resolution, Resolver
 from gateway.routing.circuit import CircuitBreakers
@@ -21,6 +23,7 @@ from gateway.upstream.base import Adapter, UpstreamCall, UpstreamError
 from gateway.upstream.retry import retry_delay, should_retry
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 Dispatch = Callable[[Adapter, UpstreamCall], Awaitable[T]]
 UpstreamObserver = Callable[[str, float, str | None], None]  # provider id, seconds, error kind
 
@@ -51,11 +54,12 @@ class Attempts:
     ) -> tuple[T, Target]:
         failures: list[tuple[Resolution, UpstreamError | None]] = []
         fallbacks = self._resolver.fallbacks(primary.configuration, ctx.request)
-        plan = [primary.configuration, *fallbacks]
-        for index, configuration in enumerate(plan):
-            resolution = (
-                primary if index == 0 else self._resolver.resolve(configuration, ctx.request)
-            )
+        plan: list[Configuration | Resolution] = [primary, *fallbacks]
+        for index, step in enumerate(plan):
+            if isinstance(step, Resolution):
+                resolution = step
+            else:
+                resolution = self._resolver.resolve(step, ctx.request)
             target = resolution.target
             if target is None:
                 failures.append((resolution, None))
@@ -78,12 +82,17 @@ class Attempts:
         provider = target.provider
         adapter = self._adapters(target)
         attempt = 0
+        last: UpstreamError | None = None
         while True:
             if not self._breakers.try_acquire(provider.id, time.monotonic()):
-                raise UpstreamError("circuit_open", f"circuit open for provider {provider.id}")
+                # Opened by this call's own failures, or another call holds the half-open
+                # probe: the last real attempt decides, else the fallbacks are next.
+                raise last or UpstreamError(
+                    "circuit_open", f"circuit open for provider {provider.id}", retryable=True
+                )
             remaining = ctx.remaining()
             if remaining <= 0:
-                raise UpstreamError("timeout", "the call's deadline passed")
+                raise last or UpstreamError("timeout", "the call's deadline passed")
             call = UpstreamCall(
                 provider=provider,
                 model=target.model,
@@ -97,22 +106,30 @@ class Attempts:
             try:
                 result = await dispatch(adapter, call)
             except UpstreamError as error:
-                self._observe(provider.id, time.perf_counter() - started, error.kind)
-                if not error.retryable:
-                    self._breakers.record_success(provider.id)  # it answered: the fault is ours
-                    raise
-                self._breakers.record_failure(provider.id, time.monotonic())
-                if should_retry(error, attempt, provider.max_retries):
-                    delay = retry_delay(attempt, error.retry_after)
-                    if delay < ctx.remaining():
-                        ctx.record.provider_retries += 1
-                        attempt += 1
-                        await asyncio.sleep(delay)
-                        continue
-                raise
-            self._observe(provider.id, time.perf_counter() - started, None)
-            self._breakers.record_success(provider.id)
-            return result
+                failure = error
+            except Exception as exc:  # an adapter fault must not skip the fallbacks or the row
+                log.warning("upstream %s: unexpected %s", provider.id, type(exc).__name__)
+                failure = UpstreamError(
+                    "connect", f"the upstream call failed ({type(exc).__name__})"
+                )
+            else:
+                self._observe(provider.id, time.perf_counter() - started, None)
+                self._breakers.record_success(provider.id)
+                return result
+            self._observe(provider.id, time.perf_counter() - started, failure.kind)
+            if not failure.retryable:
+                self._breakers.record_success(provider.id)  # it answered: the fault is ours
+                raise failure
+            self._breakers.record_failure(provider.id, time.monotonic())
+            last = failure
+            if should_retry(failure, attempt, provider.max_retries):
+                delay = retry_delay(attempt, failure.retry_after)
+                if delay < ctx.remaining():
+                    ctx.record.provider_retries += 1
+                    attempt += 1
+                    await asyncio.sleep(delay)
+                    continue
+            raise failure
 
 
 def _final_error(

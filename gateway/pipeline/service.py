@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -10,7 +11,12 @@ from typing import Protocol
 
 import msgspec
 
-from gateway.domain.errors import ConfigurationNotAllowed, GatewayError, ModelNotFound
+from gateway.domain.errors import (
+    ConfigurationNotAllowed,
+    GatewayError,
+    ModelNotFound,
+    UpstreamFailed,
+)
 from gateway.domain.model import Configuration
 from gateway.domain.settings import ApiKey, GatewayConfig
 from gateway.hooks import (
@@ -33,6 +39,7 @@ from gateway.upstream.base import Adapter, UpstreamCall, UpstreamReply
 from gateway.usage.tokens import TokenCounter
 
 _ENCODER = msgspec.json.Encoder()
+log = logging.getLogger(__name__)
 
 
 class TelemetrySink(Protocol):
@@ -113,6 +120,8 @@ class Pipeline:
             return self._rejected(ctx, rejected)
         except GatewayError as error:
             return self._error(ctx, error)
+        except Exception as exc:  # a bug of ours: still an envelope, a row and a settled hold
+            return self._unexpected(ctx, exc)
         finally:
             await self.end(ctx, reservation)
 
@@ -131,14 +140,15 @@ class Pipeline:
             primary = self._primary(ctx, configuration)
             reservation = await self._reserve(key, configuration, ctx, primary)
             chunks, target = await self._attempts.run(ctx, primary, _open_stream)
-        except (UpstreamRejected, GatewayError) as failure:
-            answer = (
-                self._rejected(ctx, failure)
-                if isinstance(failure, UpstreamRejected)
-                else self._error(ctx, failure)
-            )
+        except UpstreamRejected as rejected:
+            return await self._ended(ctx, reservation, self._rejected(ctx, rejected))
+        except GatewayError as error:
+            return await self._ended(ctx, reservation, self._error(ctx, error))
+        except Exception as exc:
+            return await self._ended(ctx, reservation, self._unexpected(ctx, exc))
+        except BaseException:  # cancelled before the first byte: still recorded and settled
             await self.end(ctx, reservation)
-            return answer
+            raise
 
         async def on_end(ended: CallContext) -> None:
             await self.end(ended, reservation)
@@ -241,17 +251,43 @@ class Pipeline:
 
     def _rejected(self, ctx: CallContext, rejected: UpstreamRejected) -> Answer:
         error = rejected.error
-        status = error.status or 502
+        if error.status is None or not error.body:  # nothing an OpenAI client could read
+            ctx.record.error_class = error.error_class
+            return self._error(ctx, UpstreamFailed(f"The upstream failed ({error.kind})."))
+        status = error.status
         ctx.record.http_status = status
         ctx.record.error_class = error.error_class
-        return Answer(status, error.body, {}, error.content_type)
+        return Answer(status, error.body, _failure_headers(ctx), error.content_type)
+
+    async def _ended(
+        self, ctx: CallContext, reservation: Reservation | None, answer: Answer
+    ) -> Answer:
+        await self.end(ctx, reservation)
+        return answer
+
+    def _unexpected(self, ctx: CallContext, exc: Exception) -> Answer:
+        log.error("call %s failed: unexpected %s", ctx.correlation_id, type(exc).__name__)
+        return self._error(ctx, GatewayError("The gateway failed to handle the request."))
 
     def _error(self, ctx: CallContext, error: GatewayError) -> Answer:
         status = error.http_status
         ctx.record.http_status = status
         if ctx.record.error_class is None and error.error_class is not None:
             ctx.record.error_class = error.error_class
-        return Answer(status, _ENCODER.encode(error.envelope()), error.headers())
+        # An unknown configuration is the client's text: it goes in no header.
+        known = not isinstance(error, ModelNotFound)
+        headers = {**(_failure_headers(ctx) if known else {}), **error.headers()}
+        return Answer(status, _ENCODER.encode(error.envelope()), headers)
+
+
+def _failure_headers(ctx: CallContext) -> dict[str, str]:
+    """On an answer nothing served: the configuration, and what was attempted if anything."""
+    record = ctx.record
+    headers = {"x-gateway-configuration": ctx.request.configuration}
+    if record.provider is not None and record.model is not None:
+        headers["x-gateway-provider"] = record.provider
+        headers["x-gateway-model"] = record.model
+    return headers
 
 
 async def _complete(adapter: Adapter, call: UpstreamCall) -> UpstreamReply:

@@ -18,7 +18,10 @@ from gateway.domain.model import Model, Provider
 from gateway.domain.usage import Usage
 from gateway.inbound import Endpoint
 
-RETRYABLE_KINDS = frozenset({"timeout", "connect", "http_5xx", "http_429", "http_408"})
+# An unusable 2xx answer (invalid JSON, no message) is the provider's fault, like a 5xx.
+RETRYABLE_KINDS = frozenset(
+    {"timeout", "connect", "http_5xx", "http_429", "http_408", "invalid_response"}
+)
 
 # The telemetry row's error_class for each kind.
 ERROR_CLASS = {

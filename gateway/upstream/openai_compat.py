@@ -4,6 +4,7 @@ mistral, custom (base URL + bearer key), and Azure OpenAI as a variant of it."""
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -89,12 +90,12 @@ async def send_json(
     timeout = timeout_for(call.provider.timeout_seconds, call.remaining_seconds)
     try:
         response = await client.post(parse_url(url), headers, _ENCODER.encode(payload), timeout)
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, aiohttp.ClientError) as exc:
         raise classify_transport_error(exc) from exc
     if response.status_code < 300:
         return response
     try:
-        body = await read_all(response, limit=MAX_ERROR_BODY)
+        body = redact(await read_all(response, limit=MAX_ERROR_BODY), call.provider.api_key)
     except UpstreamError:
         body = b""
     finally:
@@ -107,6 +108,17 @@ async def send_json(
         content_type=response.headers.get("content-type", "application/json"),
         retry_after=response.headers.get("retry-after"),
     )
+
+
+# A masked key as providers echo it ("sk-proj-ab****wxyz"): part of a key all the same.
+_MASKED_KEY = re.compile(rb"[A-Za-z0-9_\-]*\*{4,}[A-Za-z0-9_\-]*")
+
+
+def redact(body: bytes, api_key: str | None) -> bytes:
+    """An upstream error body relayed to the client carries no trace of the provider key."""
+    if api_key:
+        body = body.replace(api_key.encode(), b"[redacted]")
+    return _MASKED_KEY.sub(b"[redacted]", body)
 
 
 @functools.lru_cache(maxsize=256)
@@ -151,19 +163,19 @@ async def read_all(response: httpx.Response, limit: int | None = None) -> bytes:
             size += len(chunk)
             if limit is not None and size >= limit:
                 break
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, aiohttp.ClientError) as exc:
         raise classify_transport_error(exc) from exc
     return b"".join(parts)
 
 
 def classify_transport_error(exc: Exception) -> UpstreamError:
-    """httpx-aiohttp maps some connect failures to timeouts; look at the cause."""
-    cause = exc.__cause__
-    if isinstance(cause, aiohttp.ClientConnectorError | aiohttp.ServerDisconnectedError):
+    """httpx-aiohttp maps every aiohttp connection error to a timeout; look at the cause."""
+    cause = exc if isinstance(exc, aiohttp.ClientError) else exc.__cause__
+    if isinstance(cause, aiohttp.ServerTimeoutError | TimeoutError):
+        return UpstreamError("timeout", "the upstream did not answer in time")
+    if isinstance(cause, aiohttp.ClientConnectionError):  # refused, reset, disconnected
         return UpstreamError("connect", f"could not reach the upstream: {type(cause).__name__}")
-    if isinstance(exc, httpx.TimeoutException) or isinstance(
-        cause, aiohttp.ServerTimeoutError | TimeoutError
-    ):
+    if isinstance(exc, httpx.TimeoutException):
         return UpstreamError("timeout", "the upstream did not answer in time")
     if isinstance(exc, httpx.ConnectError | httpx.RemoteProtocolError | httpx.NetworkError):
         return UpstreamError("connect", f"could not reach the upstream: {type(exc).__name__}")

@@ -36,6 +36,7 @@ class Behavior:
     hang_seconds: float = 0.0  # sleep before answering anything (timeouts)
     tool_call: bool = False
     chunk_delay_ms: float = 0.0  # stream: pause between chunks
+    raw_answer: bytes | None = None  # answered as is with status 200 (e.g. not JSON)
     # Anthropic only: cache writes, the streamed tool input, in-stream error events.
     cache_write_tokens: int = 0
     tool_json_pieces: list[str] = field(default_factory=lambda: ['{"q": ', '"x"}'])
@@ -109,6 +110,8 @@ class FakeUpstream:
 
     @staticmethod
     def _failure(behavior: Behavior) -> web.Response | None:
+        if behavior.raw_answer is not None:
+            return web.Response(body=behavior.raw_answer, content_type="application/json")
         status = behavior.fail_statuses.pop(0) if behavior.fail_statuses else behavior.fail_always
         if status is None:
             return None
