@@ -19,8 +19,8 @@ from gateway.telemetry.queries import recent_routed_calls
 
 def admin_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
     runtime: Runtime = connection.app.state.runtime
-    if runtime.keys.open:
-        return
+    if runtime.keys.open and runtime.config.auth.admin_key_hash is None:
+        return  # allowUnauthenticated on loopback with no admin key configured
     if not runtime.keys.is_admin(connection.headers.get("authorization")):
         raise AuthenticationFailed("Missing or invalid admin key.")
 

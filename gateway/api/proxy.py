@@ -27,7 +27,8 @@ from gateway.pipeline.service import Answer, StreamAnswer
 from gateway.runtime import Runtime
 
 _ENCODER = msgspec.json.Encoder()
-_REQUEST_ID = re.compile(r"^[\w.:\-]{1,128}$")
+# Kept as sent when it is printable ASCII that fits the telemetry column; else one is made.
+_REQUEST_ID = re.compile(r"^[\x20-\x7e]{1,128}$")
 _STREAM_HEADERS = [
     (b"content-type", b"text/event-stream; charset=utf-8"),
     (b"cache-control", b"no-cache"),
@@ -131,8 +132,12 @@ async def _proxy(endpoint: Endpoint, scope: Scope, receive: Receive, send: Send)
 async def _send_stream(send: Send, receive: Receive, answer: StreamAnswer, request_id: str) -> None:
     headers = list(_STREAM_HEADERS)
     headers.append((b"x-request-id", request_id.encode()))
-    headers.extend((k.encode(), v.encode("latin-1")) for k, v in answer.headers.items())
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    try:
+        headers.extend((k.encode(), v.encode("latin-1")) for k, v in answer.headers.items())
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+    except BaseException:
+        await answer.relay.abandon()  # the upstream stream is closed and the call recorded
+        raise
 
     async def emit(data: bytes) -> None:
         await send({"type": "http.response.body", "body": data, "more_body": True})

@@ -22,7 +22,7 @@ import msgspec
 
 from gateway.config.env import FromEnvironment
 from gateway.config.errors import Problems, child, item
-from gateway.config.schema import Ge, Gt, Le, NonEmpty
+from gateway.config.schema import Ge, Gt, Identifier, Le, NonEmpty
 from gateway.domain.model import AdapterType, Capability, PolicyMode
 
 S = TypeVar("S", bound=msgspec.Struct)
@@ -210,6 +210,10 @@ def _type_name(tp: type) -> str:
     return {Decimal: "a decimal number", float: "a number"}.get(tp, tp.__name__)
 
 
+def _is_identifier(value: str, max_length: int) -> bool:
+    return len(value) <= max_length and all("!" <= c <= "~" for c in value)
+
+
 def _check_marks(value: Any, marks: list[Any], problems: Problems, path: str) -> Any:
     for mark in marks:
         if isinstance(mark, Ge) and value < mark.bound:
@@ -220,6 +224,11 @@ def _check_marks(value: Any, marks: list[Any], problems: Problems, path: str) ->
             message = f"must be <= {mark.bound}"
         elif isinstance(mark, NonEmpty) and not value:
             message = "must not be empty"
+        elif isinstance(mark, Identifier) and not _is_identifier(value, mark.max_length):
+            message = (
+                f"must be at most {mark.max_length} printable ASCII characters without spaces "
+                "(ids are sent in response headers)"
+            )
         else:
             continue
         problems.add(path, message)

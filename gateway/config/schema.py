@@ -44,6 +44,13 @@ class NonEmpty:
     """String must not be empty."""
 
 
+@dataclass(frozen=True, slots=True)
+class Identifier:
+    """1-128 printable ASCII characters, no spaces: ids travel in response headers and keys."""
+
+    max_length: int = 128
+
+
 class ConfigurationMode(StrEnum):
     FIXED = "fixed"
     CRITERIA = "criteria"
@@ -59,7 +66,7 @@ class CacheStore(StrEnum):
     REDIS = "redis"
 
 
-Id = Annotated[str, NonEmpty()]
+Id = Annotated[str, NonEmpty(), Identifier()]
 NonNegInt = Annotated[int, Ge(0)]
 PosInt = Annotated[int, Gt(0)]
 NonNegDecimal = Annotated[Decimal, Ge(0)]

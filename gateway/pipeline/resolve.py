@@ -46,6 +46,8 @@ class Resolver:
         if configuration.is_fixed:
             assert configuration.model is not None  # the loader guarantees it
             model = self._config.model(configuration.model)
+            if not model.active:  # an inactive model serves nothing, fixed mode included
+                return Resolution(configuration, None, None, "no_eligible_model")
             provider = self._config.provider_of(model)
             if provider.id in self._breakers.open_providers(time.monotonic()):
                 return Resolution(configuration, None, None, "circuit_open")
@@ -61,20 +63,27 @@ class Resolver:
 
     def fallbacks(
         self, configuration: Configuration, request: InboundRequest
-    ) -> list[Configuration]:
-        """The fallback list, not followed transitively; reordered by health when asked."""
+    ) -> list[Configuration | Resolution]:
+        """The fallback list, not followed transitively.
+
+        A configuration is resolved when its turn comes; with ``health.reorderFallback``
+        each is resolved now, to learn the provider it would use, and that resolution is
+        the one attempted (a call is decided once).
+        """
         chain = [self._config.configurations[c] for c in configuration.fallback]
         if not self._config.health.reorder_fallback or len(chain) < 2:
-            return chain
+            return list(chain)
         scores = self._health_scores()
-        # sorted() is stable: equal health keeps the configured order.
-        return sorted(chain, key=lambda c: -self._health_of(c, request, scores))
+        resolved = [self.resolve(c, request) for c in chain]
 
-    def _health_of(
-        self, configuration: Configuration, request: InboundRequest, scores: Mapping[str, float]
-    ) -> float:
-        """The health of the provider this fallback would use now (unknown = 0.5)."""
-        resolution = self.resolve(configuration, request)
-        if resolution.target is None:
-            return 0.5
-        return scores.get(resolution.target.provider.id, 0.5)
+        def unhealthiness(resolution: Resolution) -> float:
+            return -_health_of(resolution, scores)
+
+        # sorted() is stable: equal health keeps the configured order (unknown = 0.5).
+        return [*sorted(resolved, key=unhealthiness)]
+
+
+def _health_of(resolution: Resolution, scores: Mapping[str, float]) -> float:
+    if resolution.target is None:
+        return 0.5
+    return scores.get(resolution.target.provider.id, 0.5)

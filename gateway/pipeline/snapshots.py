@@ -33,7 +33,7 @@ class SnapshotSource:
         self._config = config
         self._signals = signals
         self._breakers = breakers
-        self._key: tuple[int, int, int, frozenset[str]] | None = None
+        self._key: tuple[object, object, object, frozenset[str]] | None = None
         self._snapshot: Snapshot | None = None
         self._health: dict[str, float] = {}
 
@@ -44,9 +44,10 @@ class SnapshotSource:
     def snapshot(self) -> Snapshot:
         open_circuits = self._breakers.open_providers(time.monotonic())
         signals = self._signals
-        # The refresher replaces its maps on every read, so identity tells a new read.
-        key = (id(signals.health), id(signals.quality), id(signals.history), open_circuits)
-        if self._snapshot is not None and key == self._key:
+        # The refresher replaces its maps on every read, so identity tells a new read. The
+        # key holds the maps themselves: an id() could be reused once a map is freed.
+        key = (signals.health, signals.quality, signals.history, open_circuits)
+        if self._snapshot is not None and self._key is not None and _same(key, self._key):
             return self._snapshot
         config = self._config
         self._health = {
@@ -67,3 +68,7 @@ class SnapshotSource:
         )
         self._key = key
         return self._snapshot
+
+
+def _same(a: tuple[object, object, object, frozenset[str]], b: tuple[object, ...]) -> bool:
+    return a[0] is b[0] and a[1] is b[1] and a[2] is b[2] and a[3] == b[3]

@@ -75,6 +75,15 @@ class StreamRelay:
                 self._account()
                 await self._finish(self.ctx)
 
+    async def abandon(self) -> None:
+        """The answer could not even start: close the upstream stream and record the call."""
+        self.ctx.record.error_class = "client_disconnected"
+        try:
+            await _close(self._chunks)
+        finally:
+            self._account()
+            await self._finish(self.ctx)
+
     async def _relay(self, emit: Emit) -> None:
         decoder = SSEDecoder()
         tracker = self._tracker

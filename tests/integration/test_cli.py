@@ -154,3 +154,39 @@ def test_the_example_config_serves_as_shipped(tmp_path: Path) -> None:
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+def test_serve_without_keys_binds_to_loopback_only(tmp_path: Path) -> None:
+    port = free_port()
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        f"server: {{host: 0.0.0.0, port: {port}}}\n"
+        "auth: {allowUnauthenticated: true}\n"
+        f'database: {{url: "sqlite+aiosqlite:///{tmp_path / "g.db"}"}}\n'
+        "providers: [{id: demo, adapter: echo}]\n"
+        "models: [{id: m, provider: demo}]\n"
+        "configurations: [{id: c, mode: fixed, model: m}]\n"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gateway.cli", "serve", "--config", str(config)],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        for _ in range(300):
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/healthz")
+                break
+            except httpx.TransportError:
+                time.sleep(0.05)
+        listening = subprocess.run(
+            ["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True, check=False
+        ).stdout
+        assert f"127.0.0.1:{port}" in listening
+        assert f"0.0.0.0:{port}" not in listening
+    finally:
+        process.terminate()
+        output, _ = process.communicate(timeout=20)
+    assert "binding to 127.0.0.1 instead of 0.0.0.0" in output

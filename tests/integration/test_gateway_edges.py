@@ -158,3 +158,62 @@ def test_no_key_reaches_a_log_line(
     assert logged  # the gateway and its libraries did log something
     for secret in (TEST_KEY, ADMIN_KEY, "sk-upstream-secret-42", "sk-a-wrong-key-123"):
         assert secret not in logged
+
+
+def test_expose_models_makes_each_active_model_a_fixed_configuration(
+    upstream: FakeUpstream, sqlite_url: str
+) -> None:
+    gateway = RunningGateway(
+        gateway_yaml(
+            upstream.url,
+            sqlite_url,
+            models="""  - {id: retired, provider: fake, name: retired-model, capabilities: [chat],
+     active: false}""",
+            extra="exposeModels: true",
+        )
+    )
+    try:
+        listed = {m.id for m in gateway.client().models.list()}
+        assert {"chat", "small", "embedder", "legacy", "retired"} <= listed
+        raw = gateway.client().chat.completions.with_raw_response.create(
+            model="small", messages=MESSAGES
+        )
+        assert raw.headers["x-gateway-model"] == "small"
+        assert raw.headers["x-gateway-configuration"] == "small"
+        with pytest.raises(openai.APIStatusError) as caught:  # inactive: nothing to serve
+            gateway.client().chat.completions.create(model="retired", messages=MESSAGES)
+        assert caught.value.status_code == 503
+        assert upstream.calls["retired-model"] == 0
+    finally:
+        gateway.stop()
+
+
+def test_without_keys_the_admin_api_is_open_only_when_no_admin_key_is_set(
+    upstream: FakeUpstream, sqlite_url: str
+) -> None:
+    base = gateway_yaml(upstream.url, sqlite_url)
+    open_yaml = base.replace(
+        """auth:
+  adminKey: ${ADMIN_KEY}
+  keys:
+    - {id: alice, key: "${ALICE_KEY}"}
+    - {id: bob, key: "${BOB_KEY}", configurations: [chat]}""",
+        "auth: {allowUnauthenticated: true}",
+    )
+    assert open_yaml != base
+    with_admin = open_yaml.replace(
+        "auth: {allowUnauthenticated: true}",
+        "auth: {allowUnauthenticated: true, adminKey: ${ADMIN_KEY}}",
+    )
+    for yaml, status in ((open_yaml, 200), (with_admin, 401)):
+        gateway = RunningGateway(yaml)
+        try:
+            assert httpx.get(f"{gateway.url}/admin/routing/calls").status_code == status
+            admin = {"authorization": f"Bearer {ADMIN_KEY}"}
+            admitted = httpx.get(f"{gateway.url}/admin/routing/calls", headers=admin)
+            assert admitted.status_code == 200
+            chat = {"model": "chat", "messages": MESSAGES}
+            answer = httpx.post(f"{gateway.url}/v1/chat/completions", json=chat)
+            assert answer.status_code == 200  # no key needed on /v1 in this mode
+        finally:
+            gateway.stop()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .support import MINIMAL, problems_of, with_minimal
+from .support import MINIMAL, load, problems_of, with_minimal
 
 
 def test_unknown_top_level_key_is_an_error() -> None:
@@ -262,3 +262,27 @@ def test_a_failed_entry_causes_no_dangling_reference_elsewhere() -> None:
 
     assert len(problems) == 1
     assert problems[0].startswith("providers[0].adapter: unknown adapter")
+
+
+@pytest.mark.parametrize("bad_id", ["chat–eu", "a b", "x" * 129, "tab\there"])
+def test_an_id_must_be_printable_ascii_without_spaces(bad_id: str) -> None:
+    problems = problems_of(
+        f"""
+        providers: [{{id: demo, adapter: echo}}]
+        models: [{{id: m, provider: demo}}]
+        configurations: [{{id: "{bad_id}", mode: fixed, model: m}}]
+        """
+    )
+    assert len(problems) == 1
+    assert problems[0].startswith("configurations[0].id: must be at most 128 printable ASCII")
+
+
+def test_ids_may_carry_the_punctuation_model_names_use() -> None:
+    config = load(
+        """
+        providers: [{id: demo, adapter: echo}]
+        models: [{id: "meta-llama/Llama-3.1-70b@v2:fast", provider: demo}]
+        configurations: [{id: c, mode: fixed, model: "meta-llama/Llama-3.1-70b@v2:fast"}]
+        """
+    )
+    assert config.configurations["c"].model == "meta-llama/Llama-3.1-70b@v2:fast"

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gateway.config.loader import load_config_text
+from gateway.domain.model import Configuration
 from gateway.domain.settings import GatewayConfig
 from gateway.inbound import Endpoint, parse_inbound
-from gateway.pipeline.resolve import Resolver
+from gateway.pipeline.resolve import Resolution, Resolver
 from gateway.routing.circuit import CircuitBreakers
 from gateway.routing.snapshot import Snapshot
 
@@ -50,10 +51,14 @@ def _resolver(config: GatewayConfig, health: Mapping[str, float]) -> Resolver:
     return Resolver(config, breakers, snapshot, lambda: health)
 
 
+def _id(step: Configuration | Resolution) -> str:
+    return step.configuration.id if isinstance(step, Resolution) else step.id
+
+
 def test_fallbacks_keep_their_configured_order_by_default() -> None:
     config = load_config_text(CONFIG.format(reorder="false"))
     resolver = _resolver(config, {"pb": 0.1, "pa": 0.9})
-    order = [c.id for c in resolver.fallbacks(config.configurations["main"], REQUEST)]
+    order = [_id(c) for c in resolver.fallbacks(config.configurations["main"], REQUEST)]
     assert order == ["to-b", "to-c", "to-unknown"]
 
 
@@ -62,13 +67,13 @@ def test_reorder_fallback_puts_the_healthiest_provider_first_unknown_at_half() -
     # to-b uses pb (0.1); to-c decides and picks a (pa, 0.9, first in config order);
     # to-unknown uses pa too. Unknown health would count 0.5.
     resolver = _resolver(config, {"pb": 0.1, "pa": 0.9})
-    order = [c.id for c in resolver.fallbacks(config.configurations["main"], REQUEST)]
+    order = [_id(c) for c in resolver.fallbacks(config.configurations["main"], REQUEST)]
     assert order == ["to-c", "to-unknown", "to-b"]
     resolver = _resolver(config, {"pb": 0.4})  # pa unknown: 0.5 beats 0.4; ties stay stable
-    order = [c.id for c in resolver.fallbacks(config.configurations["main"], REQUEST)]
+    order = [_id(c) for c in resolver.fallbacks(config.configurations["main"], REQUEST)]
     assert order == ["to-c", "to-unknown", "to-b"]
     resolver = _resolver(config, {"pb": 0.6})
-    order = [c.id for c in resolver.fallbacks(config.configurations["main"], REQUEST)]
+    order = [_id(c) for c in resolver.fallbacks(config.configurations["main"], REQUEST)]
     assert order == ["to-b", "to-c", "to-unknown"]
 
 
@@ -81,3 +86,20 @@ def test_an_open_circuit_leaves_a_fixed_configuration_nothing_to_attempt() -> No
     assert resolution.target is None and resolution.failure == "circuit_open"
     ok = resolver.resolve(config.configurations["to-b"], REQUEST)
     assert ok.target is not None and ok.target.model.id == "b"
+
+
+def test_a_reordered_fallback_is_attempted_as_it_was_decided() -> None:
+    config = load_config_text(CONFIG.format(reorder="true"))
+    resolver = _resolver(config, {"pb": 0.1, "pa": 0.9})
+    steps = resolver.fallbacks(config.configurations["main"], REQUEST)
+    assert all(isinstance(s, Resolution) for s in steps)  # decided once, reused when attempted
+
+
+def test_an_inactive_model_leaves_its_fixed_configuration_nothing_to_attempt() -> None:
+    text = CONFIG.format(reorder="false").replace(
+        "{id: b, provider: pb, capabilities: [chat]}",
+        "{id: b, provider: pb, capabilities: [chat], active: false}",
+    )
+    config = load_config_text(text)
+    resolution = _resolver(config, {}).resolve(config.configurations["to-b"], REQUEST)
+    assert resolution.target is None and resolution.failure == "no_eligible_model"
