@@ -10,11 +10,11 @@ measured call-cost signal is collected too), health for every provider and a cal
 entry (>= the minimum calls, a latency and a cost) for every candidate: every signal is
 computed. The snapshot is built once (the signal caches are warm: no I/O).
 
-- "memoised": the ranker keeps the decisions taken on unchanged snapshot inputs
+- "memoised": the proxy's resolver keeps the decisions taken on unchanged snapshot inputs
   (gateway/routing/memo.py), so a repeated call is a memo lookup; this is what nearly every
   proxied call pays between two cache refreshes.
-- "uncached": the memo is cleared before every call (``ranker._MEMO.clear()``), so each call
-  screens, collects the signals and ranks afresh; this is the first call after a refresh.
+- "uncached": decide() itself, which screens, collects the signals and ranks afresh; this is
+  the first call after a refresh.
 
 The history read reuses bench/history_read.py's seeding (``fill``) and timing (``measure``):
 the same 1M-row layouts, keys and failure mix, in a temporary SQLite file and, when
@@ -54,6 +54,7 @@ from gateway.domain.model import (
 )
 from gateway.domain.signals import HistoryFigures, HistoryKey
 from gateway.routing import ranker
+from gateway.routing.memo import DecisionMemo
 from gateway.routing.operation import required_for
 from gateway.routing.snapshot import Snapshot
 
@@ -127,7 +128,7 @@ def per_call_us(body: Callable[[], object], calls: int, runs: int) -> tuple[floa
 def bench_decide(runs: int, calls: int) -> None:
     operation = Operation.CHAT
     required = required_for(operation)
-    clear = ranker._MEMO.clear  # the memo is module state: clearing it forces a fresh decision
+    memo = DecisionMemo()
     print(
         f"decide(): balanced, callHistory on, preferLowestCost (measured cost basis), "
         f"{min(PROVIDERS, max(SIZES))} providers max; median of {runs} batches"
@@ -139,10 +140,9 @@ def bench_decide(runs: int, calls: int) -> None:
         assert len(decision.candidates) == n
 
         def memoised(c: Configuration = configuration, s: Snapshot = snapshot) -> object:
-            return ranker.decide(c, operation, required, s)
+            return memo.decide(c, operation, required, s)
 
         def uncached(c: Configuration = configuration, s: Snapshot = snapshot) -> object:
-            clear()
             return ranker.decide(c, operation, required, s)
 
         batch = max(1, calls // n)  # fewer calls per batch for the large rankings

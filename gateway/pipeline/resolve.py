@@ -12,7 +12,7 @@ from gateway.inbound import InboundRequest
 from gateway.pipeline.context import Target
 from gateway.routing.circuit import CircuitBreakers
 from gateway.routing.decision import Decision
-from gateway.routing.ranker import decide
+from gateway.routing.memo import DecisionMemo
 from gateway.routing.snapshot import Snapshot
 
 
@@ -36,6 +36,8 @@ class Resolver:
         self._breakers = breakers
         self._snapshot = snapshot
         self._health_scores = health_scores
+        # Most calls between two signal refreshes meet the same inputs: a lookup, not a ranking.
+        self._memo = DecisionMemo()
 
     def resolve(
         self,
@@ -52,7 +54,7 @@ class Resolver:
             if provider.id in self._breakers.open_providers(time.monotonic()):
                 return Resolution(configuration, None, None, "circuit_open")
             return Resolution(configuration, Target(configuration, model, provider, None), None)
-        decision = decide(
+        decision = self._memo.decide(
             configuration, request.operation, request.required, self._snapshot(), mode_override
         )
         if decision.selected is None:

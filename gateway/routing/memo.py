@@ -1,4 +1,4 @@
-"""A memo of decisions already taken on the current inputs.
+"""A memo of decisions already taken on the current inputs, kept by the proxy's resolver.
 
 decide() is pure, so a decision taken on the same configuration, operation, required
 capabilities, mode and snapshot inputs is the same decision. The snapshot's parts change
@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from gateway.domain.model import Capability, Configuration, Operation, PolicyMode
 from gateway.routing.decision import Decision
+from gateway.routing.ranker import decide
+from gateway.routing.signals import RATIO_BOUND
 from gateway.routing.snapshot import Snapshot
 
 _Key = tuple[int, Operation, frozenset[Capability], PolicyMode | None, float | None]
@@ -40,6 +42,23 @@ class DecisionMemo:
         self._snapshot: Snapshot | None = None
         self._entries: dict[_Key, tuple[Configuration, Decision]] = {}
         self._limit = limit
+
+    def decide(
+        self,
+        configuration: Configuration,
+        operation: Operation,
+        required: frozenset[Capability],
+        snapshot: Snapshot,
+        mode_override: PolicyMode | None = None,
+    ) -> Decision:
+        """decide(), or the decision it gave on these same inputs (shared: do not mutate)."""
+        args = (configuration, operation, required, snapshot, mode_override, RATIO_BOUND)
+        found = self.lookup(*args)
+        if found is not None:
+            return found
+        decision = decide(configuration, operation, required, snapshot, mode_override)
+        self.store(configuration, operation, required, mode_override, RATIO_BOUND, decision)
+        return decision
 
     def lookup(
         self,

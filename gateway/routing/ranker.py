@@ -13,7 +13,6 @@ from gateway.domain.model import Capability, Configuration, Model, Operation, Po
 from gateway.domain.signals import HistoryFigures, HistoryKey
 from gateway.routing.decision import SIGNAL_NAMES, Candidate, Decision
 from gateway.routing.eligibility import Rejection, check
-from gateway.routing.memo import DecisionMemo
 from gateway.routing.signals import (
     NEUTRAL,
     RATIO_BOUND,
@@ -35,7 +34,6 @@ _ZERO = Decimal(0)
 _NO_CALLS = HistoryFigures(calls=0, mean_latency_ms=None, costed_calls=0, mean_cost=None)
 
 _Entry = tuple[Model, Provider, tuple[str, ...]]  # an eligible model, its provider, warnings
-_MEMO = DecisionMemo()
 
 
 @dataclass(slots=True)
@@ -58,15 +56,10 @@ def decide(
 ) -> Decision:
     """Rank the configuration's models for one call. Raises ValueError for a fixed config.
 
-    Decisions on unchanged inputs come from a memo (see memo.py): the returned Decision is
-    shared and must not be mutated.
+    Pure: the same inputs give an equal decision. Callers that decide often on unchanged
+    inputs (the proxy) keep a DecisionMemo (memo.py) in front of it.
     """
-    found = _MEMO.lookup(configuration, operation, required, snapshot, mode_override, ratio_bound)
-    if found is not None:
-        return found
-    decision = _decide(configuration, operation, required, snapshot, mode_override, ratio_bound)
-    _MEMO.store(configuration, operation, required, mode_override, ratio_bound, decision)
-    return decision
+    return _decide(configuration, operation, required, snapshot, mode_override, ratio_bound)
 
 
 def _decide(

@@ -1,4 +1,4 @@
-"""decide() memoizes on unchanged inputs and takes a fresh decision when any input changes."""
+"""DecisionMemo: the same decision on unchanged inputs, a fresh one when any input changes."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from dataclasses import replace
 
 from gateway.domain.model import Configuration, Operation, PolicyMode
 from gateway.routing.decision import Decision
-from gateway.routing.ranker import decide
+from gateway.routing.memo import DecisionMemo
+from gateway.routing.ranker import decide as pure_decide
 from gateway.routing.snapshot import Snapshot
 
 from .builders import CHAT, config, figures, history, model, snapshot, with_history
@@ -23,12 +24,17 @@ def _inputs() -> tuple[Configuration, Snapshot]:
     return config(), snap
 
 
+def _memo() -> DecisionMemo:
+    return DecisionMemo()
+
+
 def _selected(decision: Decision) -> str | None:
     return decision.selected.id if decision.selected else None
 
 
 def test_same_inputs_return_the_same_decision() -> None:
     cfg, snap = _inputs()
+    decide = _memo().decide
     first = decide(cfg, Operation.CHAT, CHAT, snap)
     # A per-call snapshot with the same parts and an equal (new) circuit set still hits.
     again = decide(cfg, Operation.CHAT, CHAT, replace(snap, open_circuits=frozenset()))
@@ -37,6 +43,7 @@ def test_same_inputs_return_the_same_decision() -> None:
 
 def test_changed_circuits_take_a_fresh_decision() -> None:
     cfg, snap = _inputs()
+    decide = _memo().decide
     assert _selected(decide(cfg, Operation.CHAT, CHAT, snap)) == "a"
     opened = decide(cfg, Operation.CHAT, CHAT, replace(snap, open_circuits=frozenset({"pa"})))
     assert _selected(opened) == "b"
@@ -45,6 +52,7 @@ def test_changed_circuits_take_a_fresh_decision() -> None:
 
 def test_refreshed_health_takes_a_fresh_decision() -> None:
     cfg, snap = _inputs()
+    decide = _memo().decide
     assert _selected(decide(cfg, Operation.CHAT, CHAT, snap)) == "a"
     refreshed = replace(snap, health={"pa": 0.1, "pb": 0.9})
     assert _selected(decide(cfg, Operation.CHAT, CHAT, refreshed)) == "b"
@@ -52,9 +60,17 @@ def test_refreshed_health_takes_a_fresh_decision() -> None:
 
 def test_operation_and_mode_are_part_of_the_memo_key() -> None:
     cfg, snap = _inputs()
+    decide = _memo().decide
     chat = decide(cfg, Operation.CHAT, CHAT, snap)
     stream = decide(cfg, Operation.STREAM, CHAT, snap)
     assert stream is not chat
     assert stream.signals_used != chat.signals_used  # the stream history is empty
     overridden = decide(cfg, Operation.CHAT, CHAT, snap, mode_override=PolicyMode.ECONOMY)
     assert overridden.mode is PolicyMode.ECONOMY and overridden is not chat
+
+
+def test_decide_itself_keeps_no_state() -> None:
+    cfg, snap = _inputs()
+    first = pure_decide(cfg, Operation.CHAT, CHAT, snap)
+    again = pure_decide(cfg, Operation.CHAT, CHAT, snap)
+    assert again is not first and again == first
