@@ -1,5 +1,5 @@
 """Budgets held exactly in the database: reservation at admission, settlement at the end."""
 
-from gateway.budgets.gate import BudgetUnavailable, DatabaseBudgets, hold_seconds_for
+from gateway.budgets.gate import DatabaseBudgets, hold_seconds_for
 
-__all__ = ["BudgetUnavailable", "DatabaseBudgets", "hold_seconds_for"]
+__all__ = ["DatabaseBudgets", "hold_seconds_for"]

@@ -5,17 +5,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gateway.budgets.figures import ONE_REQUEST, actual_amounts, refusal, worst_case
+from gateway.budgets.figures import ONE_REQUEST, Amounts, actual_amounts, refusal, worst_case
 from gateway.budgets.store import BudgetStore, Hold, Refused
 from gateway.budgets.windows import budget_lines, measures_tokens
 from gateway.db.engine import describe_error
-from gateway.domain.errors import GatewayError
 from gateway.domain.model import Configuration, Model
 from gateway.domain.settings import ApiKey
 from gateway.hooks import Reservation
@@ -41,13 +40,6 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class BudgetUnavailable(GatewayError):
-    """The budget could not be checked (database down): refused rather than unbounded."""
-
-    status = 503
-    code = "budget_unavailable"
-
-
 class DatabaseBudgets:
     def __init__(
         self,
@@ -64,30 +56,40 @@ class DatabaseBudgets:
         self._interval = sweep_interval_seconds
         self._clock = clock
         self._task: asyncio.Task[None] | None = None
+        self.unchecked = 0  # calls admitted without a check while the database was down
 
     async def reserve(
         self,
         key: ApiKey | None,
         configuration: Configuration,
         request: InboundRequest,
-        model: Model | None,
+        models: Callable[[], Sequence[Model]],
     ) -> Reservation | None:
         now = self._clock()
         lines = budget_lines(key, configuration, now)
         if not lines:
             return None  # no budget applies: no database round trip
-        held = worst_case(request, model, self._counter) if measures_tokens(lines) else ONE_REQUEST
+        held = self._worst_case(request, models()) if measures_tokens(lines) else ONE_REQUEST
         try:
             hold = await self.store.reserve(lines, held, now + self._hold)
         except Refused as refused:
             raise refusal(refused.line, held, refused.used, now) from None
         except _DATABASE_DOWN as error:
-            log.error("budget reservation failed: %s", describe_error(error))
-            raise BudgetUnavailable("The budget could not be checked; try again.") from None
+            # A database outage never fails a call: admitted unchecked, logged and counted.
+            self.unchecked += 1
+            log.error("budget not checked, call admitted: %s", describe_error(error))
+            return None
         return Reservation(hold)
 
+    def _worst_case(self, request: InboundRequest, models: Sequence[Model]) -> Amounts:
+        """The dearest of the models the call may end on (primary and fallbacks)."""
+        cases = [worst_case(request, model, self._counter) for model in models]
+        if not cases:
+            return worst_case(request, None, self._counter)
+        return max(cases, key=lambda amounts: (amounts.cost, amounts.tokens))
+
     async def settle(self, reservation: Reservation, record: TelemetryRecord) -> None:
-        hold = reservation.token
+        hold, reservation.token = reservation.token, None  # settled once, whoever asks again
         if not isinstance(hold, Hold):
             return
         try:

@@ -19,6 +19,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, and_, delete, insert, select, update
 from sqlalchemy.dialects import mysql, postgresql, sqlite
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from gateway.budgets.figures import Amounts
@@ -47,10 +48,18 @@ class Refused(Exception):
         self.used = used
 
 
+# Sums stored as Numeric(18, 10) are multiples of 1e-10; SQLite keeps them as doubles, where
+# 0.1 + 0.1 + 0.1 > 0.3. Half a quantum of slack admits what fits exactly, on every dialect.
+_COST_SLACK = Decimal("0.00000000005")
+_DEADLOCK_TRIES = 4
+_KNOWN_LIMIT = 10_000
+
+
 class BudgetStore:
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
         self._insert_missing = _insert_if_missing(engine.dialect.name)
+        self._known: set[CounterKey] = set()  # counter rows known to exist
 
     async def reserve(
         self, lines: Sequence[BudgetLine], amounts: Amounts, expires_at: datetime
@@ -67,13 +76,37 @@ class BudgetStore:
             }
             for index, key in enumerate(hold.keys)
         ]
+        await self._ensure_counters(hold.keys)
+        for attempt in range(_DEADLOCK_TRIES):
+            try:
+                async with self._engine.begin() as connection:
+                    # The reservation rows first: they lock nothing others wait for.
+                    await connection.execute(insert(budget_reservations), rows)
+                    for line in lines:
+                        if not await self._take(connection, line, amounts):
+                            raise Refused(line, await _used(connection, line.key))
+                return hold
+            except DBAPIError as error:
+                # Lock order is the same everywhere, but InnoDB can still pick a victim.
+                if attempt + 1 == _DEADLOCK_TRIES or not _is_deadlock(error):
+                    raise
+        raise AssertionError("unreachable")
+
+    async def _ensure_counters(self, keys: Sequence[CounterKey]) -> None:
+        """Create missing counter rows in a transaction of their own.
+
+        Inside the admission transaction an INSERT IGNORE on an existing row takes a shared
+        lock on InnoDB, and two refused admissions then deadlock on their UPDATEs.
+        """
+        missing = [key for key in keys if key not in self._known]
+        if not missing:
+            return
         async with self._engine.begin() as connection:
-            # The reservation rows first: they lock nothing others wait for.
-            await connection.execute(insert(budget_reservations), rows)
-            for line in lines:
-                if not await self._take(connection, line, amounts):
-                    raise Refused(line, await _used(connection, line.key))
-        return hold
+            for key in missing:
+                await connection.execute(self._insert_missing(_key_values(key)))
+        if len(self._known) > _KNOWN_LIMIT:
+            self._known.clear()
+        self._known.update(missing)
 
     async def settle(self, hold: Hold, actual: Amounts) -> None:
         """Replace the hold by ``actual``; after a sweep released it, add ``actual``."""
@@ -118,7 +151,10 @@ class BudgetStore:
         statement = _add(line.key, held, _within(line, held))
         if (await connection.execute(statement)).rowcount == 1:
             return True
-        # No row yet for this window (or the limit refuses): create it, then try once more.
+        if await _used(connection, line.key) is not None:
+            return False  # the limit refuses
+        # The row went away since it was ensured (a purge of old windows): make it again.
+        self._known.discard(line.key)
         await connection.execute(self._insert_missing(_key_values(line.key)))
         return bool((await connection.execute(statement)).rowcount == 1)
 
@@ -171,7 +207,7 @@ def _within(line: BudgetLine, held: Amounts) -> list[ColumnElement[bool]]:
     if limits.tokens:
         conditions.append(_c.tokens + held.tokens <= limits.tokens)
     if limits.cost:
-        conditions.append(_c.cost + held.cost <= limits.cost)
+        conditions.append(_c.cost + held.cost <= limits.cost + _COST_SLACK)
     return conditions
 
 
@@ -193,6 +229,16 @@ async def _used(connection: AsyncConnection, key: CounterKey) -> Amounts | None:
     if row is None:
         return None
     return Amounts(int(row[0]), int(row[1]), Decimal(str(row[2])))
+
+
+def _is_deadlock(error: DBAPIError) -> bool:
+    """MySQL/MariaDB 1213, PostgreSQL 40P01 (deadlock) and 40001 (serialization)."""
+    original = error.orig
+    code = getattr(original, "sqlstate", None) or getattr(original, "pgcode", None)
+    if code in ("40P01", "40001"):
+        return True
+    args: tuple[object, ...] = tuple(getattr(original, "args", ()))
+    return len(args) > 0 and args[0] == 1213
 
 
 def _insert_if_missing(dialect: str) -> Any:
