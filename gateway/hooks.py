@@ -7,6 +7,7 @@ and cache nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -29,9 +30,13 @@ class BudgetGate(Protocol):
         key: ApiKey | None,
         configuration: Configuration,
         request: InboundRequest,
-        model: Model | None,
+        models: Callable[[], Sequence[Model]],
     ) -> Reservation | None:
-        """Hold the call's worst case, atomically; raise BudgetExceeded to refuse it."""
+        """Hold the call's worst case, atomically; raise BudgetExceeded to refuse it.
+
+        ``models`` gives the models the call may end on (the primary's, then the
+        fallbacks'); it is only asked for when a budget applies.
+        """
         ...
 
     async def settle(self, reservation: Reservation, record: TelemetryRecord) -> None:
@@ -61,7 +66,7 @@ class NoBudgets:
         key: ApiKey | None,
         configuration: Configuration,
         request: InboundRequest,
-        model: Model | None,
+        models: Callable[[], Sequence[Model]],
     ) -> Reservation | None:
         return None
 

@@ -56,6 +56,11 @@ class Metrics:
             "Failed call-history reads since start (the decision ran without history).",
             registry=self.registry,
         )
+        self.budget_unchecked = Gauge(
+            "gateway_budget_unchecked_calls",
+            "Calls admitted without a budget check while the database was unreachable.",
+            registry=self.registry,
+        )
         self.queue_depth = Gauge(
             "gateway_telemetry_queue_depth",
             "Telemetry rows waiting to be written.",

@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from gateway.auth import KeyRing
 from gateway.budgets import DatabaseBudgets, hold_seconds_for
 from gateway.cache import StoredResponseCache, make_store
+from gateway.cache.keys import configuration_fingerprints
 from gateway.db.engine import create_engine
 from gateway.domain.settings import GatewayConfig
 from gateway.metrics import Metrics
@@ -73,7 +74,9 @@ class Runtime:
             self.counter,
             hold_seconds=hold_seconds_for(config.server.request_timeout_seconds),
         )
-        self.cache = StoredResponseCache(make_store(config.cache, self.engine))
+        self.cache = StoredResponseCache(
+            make_store(config.cache, self.engine), fingerprints=configuration_fingerprints(config)
+        )
         self.pipeline = Pipeline(
             config,
             self.resolver,
@@ -106,3 +109,4 @@ class Runtime:
         metrics.queue_depth.set(self.writer.queue_depth)
         metrics.dropped_rows.set(self.writer.dropped)
         metrics.history_read_failures.set(self.signals.history_read_failures)
+        metrics.budget_unchecked.set(self.budgets.unchecked)

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Mapping
 from typing import Protocol
 
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -48,10 +49,12 @@ class StoredResponseCache:
         self,
         store: CacheStore,
         *,
+        fingerprints: Mapping[str, str] | None = None,
         purge_interval_seconds: float = PURGE_INTERVAL_SECONDS,
         backoff_seconds: float = BACKOFF_SECONDS,
     ) -> None:
         self.backend = store
+        self._fingerprints = fingerprints or {}
         self._interval = purge_interval_seconds
         self._backoff = backoff_seconds
         self._down_until = 0.0
@@ -63,7 +66,7 @@ class StoredResponseCache:
         if configuration.cache is None or self._resting():
             return None
         try:
-            return await self.backend.get(cache_key(configuration.id, request))
+            return await self.backend.get(self._key(configuration, request))
         except Exception as error:  # a cache must never fail a call
             self._failed("lookup", error)
             return None
@@ -75,7 +78,7 @@ class StoredResponseCache:
         if spec is None or spec.ttl_seconds <= 0 or self._resting():
             return
         try:
-            await self.backend.put(cache_key(configuration.id, request), answer, spec.ttl_seconds)
+            await self.backend.put(self._key(configuration, request), answer, spec.ttl_seconds)
         except Exception as error:  # a cache must never fail a call
             self._failed("store", error)
 
@@ -91,6 +94,10 @@ class StoredResponseCache:
                 await task
         with contextlib.suppress(Exception):
             await self.backend.close()
+
+    def _key(self, configuration: Configuration, request: InboundRequest) -> str:
+        fingerprint = self._fingerprints.get(configuration.id, configuration.id)
+        return cache_key(fingerprint, request)
 
     def _resting(self) -> bool:
         return time.monotonic() < self._down_until

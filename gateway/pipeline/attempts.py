@@ -56,15 +56,12 @@ class Attempts:
         fallbacks = self._resolver.fallbacks(primary.configuration, ctx.request)
         plan: list[Configuration | Resolution] = [primary, *fallbacks]
         for index, step in enumerate(plan):
-            if isinstance(step, Resolution):
-                resolution = step
-            else:
-                resolution = self._resolver.resolve(step, ctx.request)
+            resolution = self._resolver.resolved(step, ctx.request)
             target = resolution.target
             if target is None:
                 failures.append((resolution, None))
                 continue
-            if index > 0:
+            if index > 0:  # ROUTING.md: fallback_attempts counts the sibling dispatches
                 ctx.record.fallback_attempts += 1
             note_attempt(ctx.record, target)
             try:

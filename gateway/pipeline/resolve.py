@@ -63,6 +63,10 @@ class Resolver:
         provider = self._config.provider_of(model)
         return Resolution(configuration, Target(configuration, model, provider, decision), decision)
 
+    def resolved(self, step: Configuration | Resolution, request: InboundRequest) -> Resolution:
+        """A plan step as a resolution: taken already, or taken now."""
+        return step if isinstance(step, Resolution) else self.resolve(step, request)
+
     def fallbacks(
         self, configuration: Configuration, request: InboundRequest
     ) -> list[Configuration | Resolution]:

@@ -17,7 +17,7 @@ from gateway.domain.errors import (
     ModelNotFound,
     UpstreamFailed,
 )
-from gateway.domain.model import Configuration
+from gateway.domain.model import Configuration, Model
 from gateway.domain.settings import ApiKey, GatewayConfig
 from gateway.hooks import (
     BudgetGate,
@@ -102,12 +102,12 @@ class Pipeline:
         reservation: Reservation | None = None
         try:
             self._permit(configuration, key)
-            primary = self._primary(ctx, configuration)
             cacheable = configuration.cache is not None and not ctx.request.cache_bypass
-            if cacheable:
+            if cacheable:  # before any decision: a hit routes nothing
                 hit = await self._cache.lookup(configuration, ctx.request)
                 if hit is not None:
                     return self._answer_cached(ctx, configuration, hit)
+            primary = self._primary(ctx, configuration)
             reservation = await self._reserve(key, configuration, ctx, primary)
             reply, target = await self._attempts.run(ctx, primary, _complete)
             answer, plain = self._answer_whole(ctx, reply, target)
@@ -163,8 +163,20 @@ class Pipeline:
         ctx: CallContext,
         primary: Resolution,
     ) -> Reservation | None:
-        model = primary.target.model if primary.target is not None else None
-        return await self._budgets.reserve(key, configuration, ctx.request, model)
+        def models() -> list[Model]:
+            """Every model the call may end on: a hold covers the dearest of them."""
+            found = [primary.target.model] if primary.target is not None else []
+            for step in self._resolver.fallbacks(configuration, ctx.request):
+                resolution = (
+                    step
+                    if isinstance(step, Resolution)
+                    else self._resolver.resolve(step, ctx.request)
+                )
+                if resolution.target is not None:
+                    found.append(resolution.target.model)
+            return found
+
+        return await self._budgets.reserve(key, configuration, ctx.request, models)
 
     async def end(self, ctx: CallContext, reservation: Reservation | None) -> None:
         """Record the row, then settle the budget hold by the actual figures.

@@ -53,7 +53,7 @@ class TelemetryWriter:
         flush_interval: float = 0.2,
         retention_days: int | None = 90,
         enabled: bool = True,
-        retry_attempts: int = 6,
+        retry_attempts: int = 45,  # with the capped backoff: about five minutes of outage
         retry_delay: float = 0.25,
         retry_max_delay: float = 8.0,
         purge_interval: float = 3600.0,

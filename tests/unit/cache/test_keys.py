@@ -32,3 +32,59 @@ def test_the_configuration_is_part_of_the_key() -> None:
 def test_the_key_is_a_hex_sha256() -> None:
     key = _key(BODY)
     assert len(key) == 64 and int(key, 16) >= 0
+
+
+FINGERPRINTED = """
+auth: {allowUnauthenticated: true}
+providers: [{id: p, adapter: openai, baseUrl: "http://127.0.0.1:1/v1", apiKey: "KEY"}]
+models:
+  - {id: m, provider: p, capabilities: [chat, tools, vision], price: {input: 0.15, output: 0.6}}
+  - {id: n, provider: p, capabilities: [chat]}
+configurations:
+  - {id: fixed, mode: fixed, model: m}
+  - {id: routed, mode: criteria, criteria: {capabilities: [chat, tools]}}
+"""
+
+
+def _fingerprints(text: str = FINGERPRINTED) -> dict[str, str]:
+    from gateway.cache.keys import configuration_fingerprints
+    from gateway.config.loader import load_config_text
+
+    return configuration_fingerprints(load_config_text(text))
+
+
+def test_editing_what_a_configuration_resolves_to_changes_its_key() -> None:
+    before = _fingerprints()
+    repriced = _fingerprints(FINGERPRINTED.replace("input: 0.15", "input: 0.20"))
+    assert repriced["fixed"] != before["fixed"] and repriced["routed"] != before["routed"]
+    renamed = _fingerprints(FINGERPRINTED.replace("{id: n, provider: p,", "{id: n2, provider: p,"))
+    assert renamed["fixed"] == before["fixed"]  # n is not what `fixed` resolves to
+    assert renamed["routed"] != before["routed"]
+
+
+def test_the_provider_key_is_not_part_of_the_fingerprint() -> None:
+    assert _fingerprints(FINGERPRINTED.replace('"KEY"', '"OTHER"')) == _fingerprints()
+
+
+def test_fingerprints_agree_across_processes() -> None:
+    """Several gateway processes share one cache store: set order must not leak in."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import json, sys; from tests.unit.cache.test_keys import _fingerprints; "
+        "print(json.dumps(_fingerprints()))"
+    )
+    seen = set()
+    for seed in ("1", "2", "3"):
+        out = subprocess.run(
+            [sys.executable, "-c", script],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        seen.add(json.dumps(json.loads(out), sort_keys=True))
+    assert len(seen) == 1
