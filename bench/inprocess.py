@@ -16,6 +16,7 @@ import asyncio
 import cProfile
 import json
 import pstats
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -27,7 +28,9 @@ from gateway.api.app import create_app
 from gateway.config.loader import load_config_text
 from gateway.db.migrate import upgrade
 
-KEY = "sk-bench-0123456789"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_config import KEY, bench_config
+
 ANSWER = {
     "id": "c",
     "object": "chat.completion",
@@ -47,22 +50,6 @@ STREAM = (
     b'"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}\n\n'
     b"data: [DONE]\n\n"
 )
-CONFIG = """
-database: {{url: "sqlite+aiosqlite:///{db}"}}
-auth: {{keys: [{{id: bench, key: "{key}"}}]}}
-routing: {{policyMode: balanced, callHistory: true}}
-providers:
-  - {{id: up, adapter: openai, baseUrl: "http://upstream.invalid/v1", apiKey: sk-upstream}}
-  - {{id: up2, adapter: openai, baseUrl: "http://upstream2.invalid/v1", apiKey: sk-upstream}}
-models:
-  - {{id: a, provider: up, name: bench-model, capabilities: [chat, streaming],
-     price: {{input: 0.15, output: 0.60}}}}
-  - {{id: b, provider: up2, name: bench-model, capabilities: [chat, streaming],
-     price: {{input: 0.30, output: 1.20}}}}
-configurations:
-  - {{id: fixed, mode: fixed, model: a}}
-  - {{id: routed, mode: criteria, criteria: {{capabilities: [chat], preferLowestCost: true}}}}
-"""
 
 
 def upstream(request: httpx.Request) -> httpx.Response:
@@ -110,7 +97,7 @@ async def call(app: Any, body: bytes) -> int:
 
 async def run(calls: int, profile: bool) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="gateway-inprocess-"))
-    config = load_config_text(CONFIG.format(db=tmp / "b.db", key=KEY))
+    config = load_config_text(bench_config(str(tmp / "b.db"), "http://upstream.invalid"))
     upgrade(config.database.url)
     app = create_app(config, transport=httpx.MockTransport(upstream))
     message = {"role": "user", "content": "Say ok."}

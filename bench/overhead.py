@@ -23,29 +23,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-BODY = {"model": "M", "messages": [{"role": "user", "content": "Say ok."}]}
-KEY = "sk-bench-0123456789"
+sys.path.insert(0, str(ROOT / "bench"))
+from bench_config import KEY, bench_config  # noqa: E402 - the sibling module
 
-CONFIG = """
-server: {{host: 127.0.0.1, port: {port}}}
-database: {{url: "sqlite+aiosqlite:///{db}"}}
-telemetry: {{enabled: true}}
-auth:
-  adminKey: sk-bench-admin-000
-  keys: [{{id: bench, key: "{key}"}}]
-routing: {{policyMode: balanced, callHistory: true}}
-providers:
-  - {{id: up, adapter: openai, baseUrl: "http://127.0.0.1:{up}/v1", apiKey: sk-upstream}}
-  - {{id: up2, adapter: openai, baseUrl: "http://127.0.0.1:{up}/v1", apiKey: sk-upstream}}
-models:
-  - {{id: a, provider: up, name: bench-model, capabilities: [chat, streaming],
-     price: {{input: 0.15, output: 0.60}}}}
-  - {{id: b, provider: up2, name: bench-model, capabilities: [chat, streaming],
-     price: {{input: 0.30, output: 1.20}}}}
-configurations:
-  - {{id: fixed, mode: fixed, model: a}}
-  - {{id: routed, mode: criteria, criteria: {{capabilities: [chat], preferLowestCost: true}}}}
-"""
+BODY = {"model": "M", "messages": [{"role": "user", "content": "Say ok."}]}
 
 
 def free_port() -> int:
@@ -139,7 +120,7 @@ def main() -> int:
     up_port, gw_port = free_port(), free_port()
     tmp = Path(tempfile.mkdtemp(prefix="gateway-bench-"))
     config = tmp / "bench.yaml"
-    config.write_text(CONFIG.format(port=gw_port, up=up_port, db=tmp / "bench.db", key=KEY))
+    config.write_text(bench_config(str(tmp / "bench.db"), f"http://127.0.0.1:{up_port}", gw_port))
     env = {**os.environ, "GATEWAY_UPSTREAM_TRANSPORT": args.transport}
     upstream = subprocess.Popen(
         [sys.executable, str(ROOT / "bench" / "static_upstream.py"), str(up_port)]
