@@ -1,0 +1,188 @@
+"""The fake Anthropic Messages API: whole answers, SSE streams, tool use and errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from tests.support.fake_shapes import Behavior, send_event, words
+
+
+class AnthropicRoutes:
+    """Mixed into FakeUpstream: the routes under /anthropic/v1."""
+
+    async def _record(self, request: web.Request) -> tuple[dict[str, Any], Behavior]:
+        raise NotImplementedError
+
+    async def _anthropic(self, request: web.Request) -> web.StreamResponse:
+        body, behavior = await self._record(request)
+        refused = _anthropic_header_check(request)
+        if refused is not None:
+            return refused
+        failure = self._anthropic_failure(behavior)
+        if failure is not None:
+            return failure
+        usage = {
+            "input_tokens": behavior.prompt_tokens,
+            "output_tokens": behavior.completion_tokens,
+            "cache_read_input_tokens": behavior.cached_tokens,
+            "cache_creation_input_tokens": behavior.cache_write_tokens,
+        }
+        model = str(body.get("model"))
+        if not body.get("stream"):
+            content, stop_reason = _anthropic_content(behavior)
+            return web.json_response(
+                {
+                    "id": "msg_fake",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": content,
+                    "stop_reason": stop_reason,
+                    "stop_sequence": None,
+                    "usage": usage,
+                }
+            )
+        return await self._anthropic_stream(request, behavior, model, usage)
+
+    @staticmethod
+    def _anthropic_failure(behavior: Behavior) -> web.Response | None:
+        """Failures in Anthropic's shape: ``{"type": "error", "error": {type, message}}``."""
+        status = behavior.fail_statuses.pop(0) if behavior.fail_statuses else behavior.fail_always
+        if status is None:
+            return None
+        headers = {"retry-after": behavior.retry_after} if behavior.retry_after else {}
+        body = behavior.error_body or _anthropic_error(
+            ANTHROPIC_ERROR_TYPES.get(status, "api_error"), f"fake failure {status}"
+        )
+        return web.json_response(body, status=status, headers=headers)
+
+    async def _anthropic_stream(
+        self, request: web.Request, behavior: Behavior, model: str, usage: dict[str, Any]
+    ) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"content-type": "text/event-stream"})
+        await response.prepare(request)
+        if behavior.stream_error_after == 0:  # the very first event is the error
+            await send_event(response, "error", _anthropic_error(*behavior.stream_error))
+            await response.write_eof()
+            return response
+        start = {**usage, "output_tokens": 1}
+        message: dict[str, Any] = {
+            "id": "msg_fake",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [],
+            "stop_reason": None,
+            "usage": start,
+        }
+        await send_event(response, "message_start", {"type": "message_start", "message": message})
+        await send_event(response, "ping", {"type": "ping"})
+        pieces = behavior.stream_pieces or words(behavior.content)
+        if not await self._anthropic_text_block(request, response, behavior, pieces):
+            return response
+        stop_reason = "end_turn"
+        if behavior.tool_call:
+            await _anthropic_tool_block(response, 1, behavior.tool_json_pieces)
+            stop_reason = "tool_use"
+        # message_delta restates the final output count (and, as the API does now, input).
+        final = {"output_tokens": behavior.completion_tokens}
+        await send_event(
+            response,
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                "usage": final,
+            },
+        )
+        await send_event(response, "message_stop", {"type": "message_stop"})
+        await response.write_eof()
+        return response
+
+    async def _anthropic_text_block(
+        self,
+        request: web.Request,
+        response: web.StreamResponse,
+        behavior: Behavior,
+        pieces: list[str],
+    ) -> bool:
+        """The text block; False when the stream was cut or ended by an error event."""
+        block = {"type": "text", "text": ""}
+        await send_event(
+            response,
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": block},
+        )
+        for index, piece in enumerate(pieces):
+            if behavior.cut_after is not None and index >= behavior.cut_after:
+                assert request.transport is not None
+                request.transport.abort()
+                return False
+            if behavior.stream_error_after is not None and index >= behavior.stream_error_after:
+                await send_event(response, "error", _anthropic_error(*behavior.stream_error))
+                await response.write_eof()
+                return False
+            delta = {"type": "text_delta", "text": piece}
+            await send_event(
+                response,
+                "content_block_delta",
+                {"type": "content_block_delta", "index": 0, "delta": delta},
+            )
+        await send_event(response, "content_block_stop", {"type": "content_block_stop", "index": 0})
+        return True
+
+
+ANTHROPIC_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+
+
+def _anthropic_error(kind: str, message: str) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+def _anthropic_header_check(request: web.Request) -> web.Response | None:
+    """Refuse as Anthropic does a call without its key header or API version."""
+    if not request.headers.get("x-api-key"):
+        body = _anthropic_error("authentication_error", "x-api-key header is required")
+        return web.json_response(body, status=401)
+    if not request.headers.get("anthropic-version"):
+        body = _anthropic_error("invalid_request_error", "anthropic-version header is required")
+        return web.json_response(body, status=400)
+    return None
+
+
+def _anthropic_content(behavior: Behavior) -> tuple[list[dict[str, Any]], str]:
+    content: list[dict[str, Any]] = [{"type": "text", "text": behavior.content}]
+    if not behavior.tool_call:
+        return content, "end_turn"
+    tool = {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"q": "x"}}
+    return [*content, tool], "tool_use"
+
+
+async def _anthropic_tool_block(
+    response: web.StreamResponse, index: int, json_pieces: list[str]
+) -> None:
+    block = {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}}
+    await send_event(
+        response,
+        "content_block_start",
+        {"type": "content_block_start", "index": index, "content_block": block},
+    )
+    for piece in json_pieces:
+        delta = {"type": "input_json_delta", "partial_json": piece}
+        await send_event(
+            response,
+            "content_block_delta",
+            {"type": "content_block_delta", "index": index, "delta": delta},
+        )
+    await send_event(response, "content_block_stop", {"type": "content_block_stop", "index": index})

@@ -1,0 +1,66 @@
+"""What a fake upstream is told to do, and the small helpers its routes share."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+
+@dataclass
+class Behavior:
+    content: str = "Hello from the fake upstream."
+    prompt_tokens: int = 12
+    completion_tokens: int = 7
+    cached_tokens: int = 0
+    report_usage: bool = True
+    latency_ms: float = 0.0
+    fail_statuses: list[int] = field(default_factory=list)  # answered first, in order
+    fail_always: int | None = None
+    retry_after: str | None = None
+    error_body: dict[str, Any] | None = None
+    stream_pieces: list[str] | None = None  # default: content split in words
+    cut_after: int | None = None  # stream: drop the connection after N content chunks
+    hang_seconds: float = 0.0  # sleep before answering anything (timeouts)
+    tool_call: bool = False
+    chunk_delay_ms: float = 0.0  # stream: pause between chunks
+    raw_answer: bytes | None = None  # answered as is with status 200 (e.g. not JSON)
+    # Anthropic only: cache writes, the streamed tool input, in-stream error events.
+    cache_write_tokens: int = 0
+    tool_json_pieces: list[str] = field(default_factory=lambda: ['{"q": ', '"x"}'])
+    stream_error_after: int | None = None  # an error event after N text deltas (0: first)
+    stream_error: tuple[str, str] = ("overloaded_error", "Overloaded")
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    query: dict[str, str]
+
+
+def usage_of(behavior: Behavior) -> dict[str, Any]:
+    usage: dict[str, Any] = {
+        "prompt_tokens": behavior.prompt_tokens,
+        "completion_tokens": behavior.completion_tokens,
+        "total_tokens": behavior.prompt_tokens + behavior.completion_tokens,
+    }
+    if behavior.cached_tokens:
+        usage["prompt_tokens_details"] = {"cached_tokens": behavior.cached_tokens}
+    return usage
+
+
+def words(text: str) -> list[str]:
+    words = text.split(" ")
+    return [w if i == 0 else " " + w for i, w in enumerate(words)]
+
+
+async def send_data(response: web.StreamResponse, payload: dict[str, Any]) -> None:
+    await response.write(b"data: " + json.dumps(payload).encode() + b"\n\n")
+
+
+async def send_event(response: web.StreamResponse, name: str, payload: dict[str, Any]) -> None:
+    await response.write(f"event: {name}\ndata: {json.dumps(payload)}\n\n".encode())
