@@ -73,4 +73,4 @@ class AdminController(Controller):
 async def governance_page() -> Response[bytes]:
     """The page holds no data: it asks for the admin key and reads the admin API."""
     page = resources.files("gateway.api").joinpath("static/governance.html").read_bytes()
-    return Response(page, media_type="text/html; charset=utf-8")
+    return Response(page, media_type="text/html")  # Litestar adds the charset

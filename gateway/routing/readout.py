@@ -5,6 +5,7 @@ It renders a Decision that decide() took; it never re-applies a rule of its own.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from gateway.domain.model import Configuration, Model, Operation
@@ -141,10 +142,18 @@ def _history_cell(history: dict[str, Any] | None) -> str:
     latency = history["meanLatencyMs"]
     text = f"{history['calls']} calls"
     if latency is not None:
-        text += f", {latency:.0f} ms"
+        text += f", {latency:.1f} ms"
     if history["meanCost"] is not None:
-        text += f", ${history['meanCost']:.4f} over {history['costedCalls']}"
+        # Calls cost fractions of a cent: four significant digits, never an exponent.
+        text += f", ${_money(history['meanCost'])} over {history['costedCalls']}"
     return text
+
+
+def _money(value: float) -> str:
+    if value == 0:
+        return "0"
+    digits = max(4, 3 - math.floor(math.log10(abs(value))))
+    return f"{value:.{digits}f}"
 
 
 def _table(rows: list[list[str]]) -> list[str]:

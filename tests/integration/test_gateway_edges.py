@@ -217,3 +217,16 @@ def test_without_keys_the_admin_api_is_open_only_when_no_admin_key_is_set(
             assert answer.status_code == 200  # no key needed on /v1 in this mode
         finally:
             gateway.stop()
+
+
+def test_the_governance_page_is_html_and_holds_no_data(
+    upstream: FakeUpstream, sqlite_url: str
+) -> None:
+    gateway = RunningGateway(gateway_yaml(upstream.url, sqlite_url))
+    try:
+        page = httpx.get(f"{gateway.url}/admin")
+    finally:
+        gateway.stop()
+    assert page.status_code == 200
+    assert page.headers["content-type"] == "text/html; charset=utf-8"
+    assert "routing/calls" in page.text  # it reads the admin API with the key typed in

@@ -209,3 +209,14 @@ def test_table_for_history_not_read_says_no_data() -> None:
     table = render_table(explain(decide(config(), Operation.CHAT, CHAT, snapshot([model("a")]))))
     assert "no data" in table
     assert "providerPriority" in table
+
+
+def test_table_shows_a_fraction_of_a_cent_without_losing_it() -> None:
+    models = [model("cheap", "p1", price=price("0.15", "0.60"))]
+    snap = snapshot(
+        models,
+        routing=with_history(PolicyMode.BALANCED),
+        history=history({"cheap": figures(6, 12.5, "0.0000034")}, models=models),
+    )
+    table = render_table(explain(decide(config(), Operation.CHAT, CHAT, snap)))
+    assert "6 calls, 12.5 ms, $0.000003400 over 6" in table
