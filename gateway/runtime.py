@@ -6,6 +6,7 @@ nothing is read or opened at import time.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from datetime import UTC, datetime
 
@@ -92,6 +93,8 @@ class Runtime:
         return self.adapters.for_type(target.provider.adapter)
 
     async def start(self) -> None:
+        # Loading an encoding parses megabytes: at startup, off the loop, not on a first call.
+        await asyncio.to_thread(self.counter.warm)
         await self.writer.start()
         await self.signals.start()
         await self.budgets.start()

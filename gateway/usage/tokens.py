@@ -57,11 +57,18 @@ class TokenCounter(Protocol):
 
     def count_text(self, text: str, model_name: str) -> int: ...
 
+    def warm(self) -> None:
+        """Load what counting needs now (blocking: call it off the event loop)."""
+        ...
+
 
 class CharEstimateCounter:
     """ceil(len(text) / 4): the rule of thumb for English text."""
 
     estimated = True
+
+    def warm(self) -> None:
+        return None
 
     def count_text(self, text: str, model_name: str) -> int:
         return (len(text) + 3) // 4
