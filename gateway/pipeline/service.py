@@ -110,8 +110,8 @@ class Pipeline:
             primary = self._primary(ctx, configuration)
             reservation = await self._reserve(key, configuration, ctx, primary)
             reply, target = await self._attempts.run(ctx, primary, _complete)
-            answer, plain = self._answer_whole(ctx, reply, target)
-            if cacheable:
+            answer, plain = self._answer_whole(ctx, reply, target, keep_plain=cacheable)
+            if plain is not None:
                 await self._cache.store(
                     configuration, ctx.request, CachedAnswer(plain, reply.response_model)
                 )
@@ -219,28 +219,31 @@ class Pipeline:
         return primary
 
     def _answer_whole(
-        self, ctx: CallContext, reply: UpstreamReply, target: Target
-    ) -> tuple[Answer, bytes]:
-        """The answer, and its body without ``usage.cost`` (what a cache keeps)."""
+        self, ctx: CallContext, reply: UpstreamReply, target: Target, *, keep_plain: bool
+    ) -> tuple[Answer, bytes | None]:
+        """The answer and, with ``keep_plain``, its body without ``usage.cost`` (what a cache
+        keeps); only a cacheable call pays for that second encoding."""
         record = ctx.record
         record.success = True
         record.http_status = 200
         record.response_model = reply.response_model
         headers = self._headers(ctx, target)
         body = reply.body
-        plain = _ENCODER.encode(body)
         if reply.usage is None:
             account_estimated(
                 record, ctx.request, target.model, self._counter, output_text_of(body)
             )
-            return Answer(200, plain, headers), plain
+            plain = _ENCODER.encode(body)
+            return Answer(200, plain, headers), plain if keep_plain else None
         amount = account_reported(record, reply.usage, target.model)
         usage = body.get("usage")
         if amount is None or not isinstance(usage, dict):
-            return Answer(200, plain, headers), plain
+            plain = _ENCODER.encode(body)
+            return Answer(200, plain, headers), plain if keep_plain else None
+        kept = _ENCODER.encode(body) if keep_plain else None
         usage["cost"] = usd_json_number(amount)
         headers["x-gateway-cost-usd"] = format_usd(amount)
-        return Answer(200, _ENCODER.encode(body), headers), plain
+        return Answer(200, _ENCODER.encode(body), headers), kept
 
     def _answer_cached(
         self, ctx: CallContext, configuration: Configuration, hit: CachedAnswer
