@@ -12,12 +12,11 @@ import msgspec
 
 from gateway.inbound import Endpoint
 from gateway.streaming.sse import SSEDecoder, encode_event
+from gateway.upstream.anthropic_errors import error_envelope, map_error
 from gateway.upstream.anthropic_stream import StreamTranslator
 from gateway.upstream.anthropic_translate import (
     TranslationError,
-    error_envelope,
     from_messages_response,
-    map_error,
     to_messages_request,
     usage_from_anthropic,
 )

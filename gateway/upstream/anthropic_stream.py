@@ -9,12 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.domain.usage import Usage
+from gateway.upstream.anthropic_errors import STATUS_BY_ERROR_TYPE, error_envelope, parse_error
 from gateway.upstream.anthropic_translate import (
-    STATUS_BY_ERROR_TYPE,
-    error_envelope,
     finish_reason,
     openai_usage,
-    parse_error,
     usage_from_anthropic,
 )
 

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from gateway.domain.usage import Usage
+from gateway.upstream.anthropic_errors import map_error
 from gateway.upstream.anthropic_translate import (
     from_messages_response,
-    map_error,
     usage_from_anthropic,
 )
 

@@ -1,0 +1,51 @@
+"""Anthropic error answers and events as OpenAI error envelopes (pure)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from gateway.domain.errors import error_type_for
+
+# Anthropic's documented error types and the status each comes with.
+STATUS_BY_ERROR_TYPE = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "billing_error": 402,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+}
+
+
+def error_envelope(status: int, message: str, code: str | None) -> dict[str, Any]:
+    error = {"message": message, "type": error_type_for(status), "param": None, "code": code}
+    return {"error": error}
+
+
+def parse_error(data: Any) -> tuple[str | None, str | None]:
+    """(type, message) of an Anthropic error object `{"type": "error", "error": {...}}`."""
+    error = data.get("error") if isinstance(data, dict) else None
+    if not isinstance(error, dict):
+        return None, None
+    kind, message = error.get("type"), error.get("message")
+    return (
+        kind if isinstance(kind, str) else None,
+        message if isinstance(message, str) else None,
+    )
+
+
+def map_error(status: int, body: bytes) -> tuple[int, dict[str, Any]]:
+    """An Anthropic error response as (status for the client, OpenAI error envelope)."""
+    try:
+        kind, message = parse_error(json.loads(body))
+    except (ValueError, UnicodeDecodeError):
+        kind, message = None, None
+    if status < 400:  # an error body on a success status: trust the body's type
+        status = STATUS_BY_ERROR_TYPE.get(kind or "", 502)
+    text = message or f"the Anthropic upstream answered HTTP {status}"
+    return status, error_envelope(status, text, kind or "upstream_error")
