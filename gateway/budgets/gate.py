@@ -20,6 +20,7 @@ from gateway.domain.settings import ApiKey
 from gateway.hooks import Reservation
 from gateway.inbound import InboundRequest
 from gateway.telemetry.records import TelemetryRecord
+from gateway.usage.estimate import prompt_tokens
 from gateway.usage.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
@@ -69,11 +70,15 @@ class DatabaseBudgets:
         lines = budget_lines(key, configuration, now)
         if not lines:
             return None  # no budget applies: no database round trip
-        held = self._worst_case(request, models()) if measures_tokens(lines) else ONE_REQUEST
+        held, bounded = ONE_REQUEST, False
+        if measures_tokens(lines):
+            held, bounded = await self._worst_case(request, models())
         try:
             hold = await self.store.reserve(lines, held, now + self._hold)
         except Refused as refused:
-            raise refusal(refused.line, held, refused.used, now) from None
+            raise refusal(
+                refused.line, held, refused.used, now, prompt_upper_bound=bounded
+            ) from None
         except _DATABASE_DOWN as error:
             # A database outage never fails a call: admitted unchecked, logged and counted.
             self.unchecked += 1
@@ -81,12 +86,20 @@ class DatabaseBudgets:
             return None
         return Reservation(hold)
 
-    def _worst_case(self, request: InboundRequest, models: Sequence[Model]) -> Amounts:
-        """The dearest of the models the call may end on (primary and fallbacks)."""
-        cases = [worst_case(request, model, self._counter) for model in models]
-        if not cases:
-            return worst_case(request, None, self._counter)
-        return max(cases, key=lambda amounts: (amounts.cost, amounts.tokens))
+    async def _worst_case(
+        self, request: InboundRequest, models: Sequence[Model]
+    ) -> tuple[Amounts, bool]:
+        """The dearest of the models the call may end on (primary and fallbacks), and
+        whether its prompt count is an upper bound. The prompt is counted once per
+        encoding, off the event loop when it is large."""
+        cases: list[Amounts] = []
+        bounded = False
+        candidates: Sequence[Model | None] = models or [None]
+        for model in candidates:
+            prompt = await prompt_tokens(self._counter, request, model.name if model else "")
+            cases.append(worst_case(request, model, prompt.tokens))
+            bounded = bounded or prompt.upper_bound
+        return max(cases, key=lambda amounts: (amounts.cost, amounts.tokens)), bounded
 
     async def settle(self, reservation: Reservation, record: TelemetryRecord) -> None:
         hold, reservation.token = reservation.token, None  # settled once, whoever asks again

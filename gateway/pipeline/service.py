@@ -28,7 +28,7 @@ from gateway.hooks import (
     ResponseCache,
 )
 from gateway.inbound import InboundRequest
-from gateway.pipeline.accounting import account_estimated, account_reported, output_text_of
+from gateway.pipeline.accounting import account_reported, estimate_whole
 from gateway.pipeline.attempts import Attempts, UpstreamRejected
 from gateway.pipeline.context import CallContext, Target, note_decision
 from gateway.pipeline.resolve import Resolution, Resolver
@@ -110,7 +110,7 @@ class Pipeline:
             primary = self._primary(ctx, configuration)
             reservation = await self._reserve(key, configuration, ctx, primary)
             reply, target = await self._attempts.run(ctx, primary, _complete)
-            answer, plain = self._answer_whole(ctx, reply, target, keep_plain=cacheable)
+            answer, plain = await self._answer_whole(ctx, reply, target, keep_plain=cacheable)
             if plain is not None:
                 await self._cache.store(
                     configuration, ctx.request, CachedAnswer(plain, reply.response_model)
@@ -218,7 +218,7 @@ class Pipeline:
             note_decision(ctx.record, primary.decision)
         return primary
 
-    def _answer_whole(
+    async def _answer_whole(
         self, ctx: CallContext, reply: UpstreamReply, target: Target, *, keep_plain: bool
     ) -> tuple[Answer, bytes | None]:
         """The answer and, with ``keep_plain``, its body without ``usage.cost`` (what a cache
@@ -230,9 +230,7 @@ class Pipeline:
         headers = self._headers(ctx, target)
         body = reply.body
         if reply.usage is None:
-            account_estimated(
-                record, ctx.request, target.model, self._counter, output_text_of(body)
-            )
+            await estimate_whole(record, ctx.request, target.model, self._counter, body)
             plain = _ENCODER.encode(body)
             return Answer(200, plain, headers), plain if keep_plain else None
         amount = account_reported(record, reply.usage, target.model)

@@ -23,6 +23,15 @@ from gateway.pricing import cost
 from gateway.streaming.openai_stream import StreamUsageTracker, with_cost
 from gateway.streaming.sse import SSEDecoder, encode_event
 from gateway.upstream.base import UpstreamError
+from gateway.usage.estimate import (
+    INLINE_CHARS,
+    count_text_bounded,
+    known_prompt_tokens,
+    off_loop,
+    prompt_tokens,
+    prompt_upper_bound,
+)
+from gateway.usage.tally import TokenTally
 from gateway.usage.tokens import TokenCounter
 
 Emit = Callable[[bytes], Awaitable[None]]
@@ -43,7 +52,9 @@ class StreamRelay:
         self._chunks = chunks
         self._counter = counter
         self._finish = finish
-        self._tracker = StreamUsageTracker()
+        name = target.model.name
+        tally = TokenTally(lambda text: counter.count_text(text, name), INLINE_CHARS)
+        self._tracker = StreamUsageTracker(tally)
 
     async def run(self, emit: Emit) -> None:
         record = self.ctx.record
@@ -72,8 +83,10 @@ class StreamRelay:
             finally:
                 # Even when a cancellation lands while closing: the row is recorded (end()
                 # does that before its first await) and the budget hold settled.
-                self._account()
-                await self._finish(self.ctx)
+                try:
+                    await self._account()
+                finally:
+                    await self._finish(self.ctx)
 
     async def abandon(self) -> None:
         """The answer could not even start: close the upstream stream and record the call."""
@@ -81,8 +94,10 @@ class StreamRelay:
         try:
             await _close(self._chunks)
         finally:
-            self._account()
-            await self._finish(self.ctx)
+            try:
+                await self._account()
+            finally:
+                await self._finish(self.ctx)
 
     async def _relay(self, emit: Emit) -> None:
         decoder = SSEDecoder()
@@ -94,6 +109,8 @@ class StreamRelay:
                     await emit(event.raw)
                     continue
                 seen = tracker.observe(event.event.data, event.event.event)
+                if tracker.tally.backlog_chars > INLINE_CHARS:
+                    await self._count_backlog()
                 if seen.usage_only and not include_usage:
                     continue
                 out = event.raw
@@ -105,25 +122,46 @@ class StreamRelay:
                     self.ctx.record.time_to_first_token_ms = self.ctx.elapsed_ms()
                 await emit(out)
 
+    async def _count_backlog(self) -> None:
+        """Text that came in one large piece is counted in a worker thread, not on the loop."""
+        tally = self._tracker.tally
+        backlog = tally.take_backlog()
+        if not backlog:
+            return
+        try:
+            counted = await off_loop(
+                count_text_bounded, self._counter, backlog, self.target.model.name
+            )
+        except asyncio.CancelledError:
+            tally.add_bound(backlog)
+            raise
+        tally.add_counted(counted)
+
     def _cost(self) -> Decimal | None:
         usage = self._tracker.usage
         if usage is None:
             return None
         return cost(usage, self.target.model.price)
 
-    def _account(self) -> None:
+    async def _account(self) -> None:
+        """The row's usage: as reported, else estimated (awaiting only for a large prompt)."""
         record = self.ctx.record
         record.response_model = self._tracker.model or record.response_model
+        model = self.target.model
         if self._tracker.usage is not None:
-            account_reported(record, self._tracker.usage, self.target.model)
-        else:
-            account_estimated(
-                record,
-                self.ctx.request,
-                self.target.model,
-                self._counter,
-                self._tracker.output_text,
-            )
+            account_reported(record, self._tracker.usage, model)
+            return
+        output = self._tracker.estimate_output_tokens()
+        request = self.ctx.request
+        prompt = known_prompt_tokens(self._counter, request, model.name)
+        if prompt is None:
+            try:
+                prompt = await prompt_tokens(self._counter, request, model.name)
+            except asyncio.CancelledError:
+                # Hung up while the prompt was being counted: its size stands in for it.
+                account_estimated(record, model, prompt_upper_bound(request), output)
+                raise
+        account_estimated(record, model, prompt, output)
 
 
 def _error_event(message: str) -> bytes:

@@ -22,6 +22,8 @@ from typing import Any, Protocol
 import msgspec
 import tiktoken
 
+from gateway.usage.tally import count_sliced
+
 # tiktoken's per-message framing, from OpenAI's cookbook "How to count tokens".
 TOKENS_PER_MESSAGE = 3
 TOKENS_PER_NAME = 1
@@ -49,16 +51,22 @@ _ENCODING_FILES = {
 }
 
 
-class TokenCounter(Protocol):
+class TextCounter(Protocol):
+    def count_text(self, text: str, model_name: str) -> int: ...
+
+
+class TokenCounter(TextCounter, Protocol):
     @property
     def estimated(self) -> bool:
         """True when counts are characters/4 rather than a real tokenizer's."""
         ...
 
-    def count_text(self, text: str, model_name: str) -> int: ...
-
     def warm(self) -> None:
         """Load what counting needs now (blocking: call it off the event loop)."""
+        ...
+
+    def encoding_for(self, model_name: str) -> str:
+        """What counts ``model_name``'s text: models that share it share their counts."""
         ...
 
 
@@ -69,6 +77,9 @@ class CharEstimateCounter:
 
     def warm(self) -> None:
         return None
+
+    def encoding_for(self, model_name: str) -> str:
+        return "characters"
 
     def count_text(self, text: str, model_name: str) -> int:
         return (len(text) + 3) // 4
@@ -135,14 +146,18 @@ class TiktokenCounter:
         self.warm()
         return any(encoding is None for encoding in self._encodings.values())
 
+    def encoding_for(self, model_name: str) -> str:
+        return encoding_name_for(model_name)
+
     def count_text(self, text: str, model_name: str) -> int:
         if not text:
             return 0
-        encoding = self._encoding(encoding_name_for(model_name))
+        encoding = self._encoding(self.encoding_for(model_name))
         if encoding is None:
             return self._fallback.count_text(text, model_name)
         # Special-token text in a prompt ("<|endoftext|>") is just text to the model.
-        return len(encoding.encode_ordinary(text))
+        # Long texts go in slices: a bounded list of token ids, not one per token of it all.
+        return count_sliced(lambda part: len(encoding.encode_ordinary(part)), text)
 
     def _encoding(self, name: str) -> tiktoken.Encoding | None:
         if name in self._encodings:
@@ -158,7 +173,7 @@ def make_default_counter() -> TokenCounter:
 
 
 def count_request_tokens(
-    counter: TokenCounter, body: Mapping[str, Any], operation_kind: str, model_name: str
+    counter: TextCounter, body: Mapping[str, Any], operation_kind: str, model_name: str
 ) -> int:
     """Estimated prompt tokens of a request body.
 
@@ -173,7 +188,7 @@ def count_request_tokens(
     return _count_chat(counter, body, model_name)
 
 
-def _count_prompt(counter: TokenCounter, prompt: Any, model_name: str) -> int:
+def _count_prompt(counter: TextCounter, prompt: Any, model_name: str) -> int:
     """A string, a list of strings, a token array or a list of token arrays."""
     if isinstance(prompt, str):
         return counter.count_text(prompt, model_name)
@@ -190,7 +205,7 @@ def _count_prompt(counter: TokenCounter, prompt: Any, model_name: str) -> int:
     return total
 
 
-def _count_chat(counter: TokenCounter, body: Mapping[str, Any], model_name: str) -> int:
+def _count_chat(counter: TextCounter, body: Mapping[str, Any], model_name: str) -> int:
     messages = body.get("messages")
     if not isinstance(messages, list):
         return 0

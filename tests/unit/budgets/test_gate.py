@@ -16,7 +16,8 @@ from gateway.domain.settings import ApiKey
 from gateway.hooks import Reservation
 from gateway.inbound import Endpoint, parse_inbound
 from gateway.telemetry.records import TelemetryRecord
-from gateway.usage.tokens import CharEstimateCounter
+from gateway.usage.tokens import CharEstimateCounter, TiktokenCounter
+from tests.support.counters import WatchedCounter
 
 REQUEST = parse_inbound(
     Endpoint.CHAT, msgspec.json.encode({"model": "chat", "messages": [{"role": "user"}]})
@@ -80,3 +81,22 @@ async def test_a_reservation_settles_once_whoever_asks_again() -> None:
     await gate.settle(reservation, record)
     assert reservation.token is None  # a second settle finds nothing to settle
     await gate.settle(reservation, record)
+
+
+async def test_the_hold_counts_the_prompt_once_per_encoding_for_every_candidate_model() -> None:
+    counter = WatchedCounter(inner=TiktokenCounter())
+    gate = DatabaseBudgets(
+        create_engine("postgresql+asyncpg://nobody@127.0.0.1:1/none"), counter, hold_seconds=60
+    )
+    metered = Configuration(
+        id="chat", mode="fixed", budget=BudgetSpec(daily=BudgetLimits(tokens=9))
+    )
+    request = parse_inbound(
+        Endpoint.CHAT,
+        msgspec.json.encode({"model": "chat", "messages": [{"role": "user", "content": "hi"}]}),
+    )
+    names = ["gpt-4o", "gpt-4o-mini", "gpt-4", "claude-3-5-sonnet"]
+    candidates = [Model(id=name, provider="p", name=name) for name in names]
+    await gate.reserve(None, metered, request, lambda: candidates)  # then the database fails
+    assert set(request.token_counts) == {"o200k_base", "cl100k_base"}
+    assert len([c for c in counter.counted if c.text_chars == 2]) == 2  # "hi", per encoding

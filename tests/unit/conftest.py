@@ -1,3 +1,5 @@
+"""Fixtures shared by the unit tests: the tiktoken files, or none."""
+
 from __future__ import annotations
 
 from pathlib import Path
