@@ -34,6 +34,8 @@ def resolve_sections(file: FileSchema) -> Sections:
             workers=server.workers,
             max_body_bytes=server.max_body_bytes,
             request_timeout_seconds=server.request_timeout_seconds,
+            max_upstream_body_bytes=server.max_upstream_body_bytes,
+            max_upstream_event_bytes=server.max_upstream_event_bytes,
         ),
         database=DatabaseSettings(url=file.database.url),
         telemetry=TelemetrySettings(

@@ -10,6 +10,7 @@ GatewayError
 ├── BudgetExceeded          429 rate_limit_error        budget_exceeded
 ├── RateLimited             429 rate_limit_error        rate_limited
 ├── UpstreamFailed          502 api_error               upstream_error
+│   └── InvalidUpstreamResponse 502 api_error           invalid_upstream_response
 └── UpstreamTimedOut        504 api_error               upstream_timeout
 """
 
@@ -132,6 +133,13 @@ class RateLimited(GatewayError):
 class UpstreamFailed(GatewayError):
     status = 502
     code = "upstream_error"
+
+
+class InvalidUpstreamResponse(UpstreamFailed):
+    """The last attempt's answer was unusable: larger than the gateway reads."""
+
+    code = "invalid_upstream_response"
+    error_class = "invalid_upstream_response"
 
 
 class UpstreamTimedOut(GatewayError):

@@ -10,6 +10,7 @@ from typing import TypeVar
 
 from gateway.domain.errors import (
     GatewayError,
+    InvalidUpstreamResponse,
     NoEligibleModel,
     RateLimited,
     UpstreamFailed,
@@ -153,6 +154,8 @@ def _final_error(
         return RateLimited(
             f"The upstream rate-limited the call ({listing}).", retry_after=last.retry_after
         )
+    if last.kind == "oversize":
+        return InvalidUpstreamResponse(f"The upstream's answer was too large ({listing}).")
     return UpstreamFailed(f"Every attempt failed ({listing}).")
 
 

@@ -153,7 +153,14 @@ class Pipeline:
         async def on_end(ended: CallContext) -> None:
             await self.end(ended, reservation)
 
-        relay = StreamRelay(ctx, target, chunks, self._counter, on_end)
+        relay = StreamRelay(
+            ctx,
+            target,
+            chunks,
+            self._counter,
+            on_end,
+            max_event_bytes=self._config.server.max_upstream_event_bytes,
+        )
         return StreamAnswer(self._headers(ctx, target), relay)
 
     async def _reserve(

@@ -3,8 +3,9 @@
 Each upstream event goes out byte-identical as soon as it is complete, except the
 usage chunk the gateway asked for (stripped unless the client asked for it too,
 and then carrying ``cost``). A failure after the first byte ends the stream with
-an SSE error event and no ``[DONE]``; a client disconnect closes the upstream
-stream. Either way the call's row is recorded.
+an SSE error event and no ``[DONE]``; so does an event larger than
+``server.maxUpstreamEventBytes`` (read no further). A client disconnect closes
+the upstream stream. Either way the call's row is recorded.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from gateway.pipeline.accounting import account_estimated, account_reported
 from gateway.pipeline.context import CallContext, Target
 from gateway.pricing import cost
 from gateway.streaming.openai_stream import StreamUsageTracker, with_cost
-from gateway.streaming.sse import SSEDecoder, encode_event
+from gateway.streaming.sse import EventTooLarge, SSEDecoder, encode_event
 from gateway.upstream.base import UpstreamError
 from gateway.usage.estimate import (
     INLINE_CHARS,
@@ -36,6 +37,7 @@ from gateway.usage.tokens import TokenCounter
 
 Emit = Callable[[bytes], Awaitable[None]]
 _ENCODER = msgspec.json.Encoder()
+INVALID = "invalid_upstream_response"
 
 
 class StreamRelay:
@@ -46,12 +48,15 @@ class StreamRelay:
         chunks: AsyncIterator[bytes],
         counter: TokenCounter,
         finish: Callable[[CallContext], Awaitable[None]],
+        *,
+        max_event_bytes: int,
     ) -> None:
         self.ctx = ctx
         self.target = target
         self._chunks = chunks
         self._counter = counter
         self._finish = finish
+        self._max_event_bytes = max_event_bytes
         name = target.model.name
         tally = TokenTally(lambda text: counter.count_text(text, name), INLINE_CHARS)
         self._tracker = StreamUsageTracker(tally)
@@ -68,9 +73,15 @@ class StreamRelay:
                 await emit(_error_event("The upstream stream ended before it was complete."))
             else:
                 record.success = True
+        except EventTooLarge as error:
+            record.error_class = INVALID
+            message = f"The upstream sent a stream event larger than {error.limit} bytes."
+            await emit(_error_event(message, INVALID))
         except UpstreamError as error:
-            record.error_class = "stream_cut"
-            await emit(_error_event(f"The upstream stream broke: {error.message}"))
+            oversize = error.kind == "oversize"
+            record.error_class = INVALID if oversize else "stream_cut"
+            message = f"The upstream stream broke: {error.message}"
+            await emit(_error_event(message, INVALID if oversize else "stream_cut"))
         except (asyncio.CancelledError, GeneratorExit):
             if self._tracker.done:  # the client hung up after the whole answer: a success
                 record.success = True
@@ -100,7 +111,7 @@ class StreamRelay:
                 await self._finish(self.ctx)
 
     async def _relay(self, emit: Emit) -> None:
-        decoder = SSEDecoder()
+        decoder = SSEDecoder(self._max_event_bytes)
         tracker = self._tracker
         include_usage = self.ctx.request.include_usage
         async for chunk in self._chunks:
@@ -164,9 +175,9 @@ class StreamRelay:
         account_estimated(record, model, prompt, output)
 
 
-def _error_event(message: str) -> bytes:
+def _error_event(message: str, code: str = "stream_cut") -> bytes:
     payload: dict[str, Any] = {
-        "error": {"message": message, "type": "api_error", "param": None, "code": "stream_cut"}
+        "error": {"message": message, "type": "api_error", "param": None, "code": code}
     }
     return encode_event(_ENCODER.encode(payload))
 

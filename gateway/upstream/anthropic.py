@@ -11,7 +11,7 @@ import httpx
 import msgspec
 
 from gateway.inbound import Endpoint
-from gateway.streaming.sse import SSEDecoder, encode_event
+from gateway.streaming.sse import EventTooLarge, SSEDecoder, encode_event
 from gateway.upstream.anthropic_errors import error_envelope, map_error
 from gateway.upstream.anthropic_stream import StreamTranslator
 from gateway.upstream.anthropic_translate import (
@@ -34,7 +34,8 @@ class AnthropicAdapter:
         self._client = client
 
     async def complete(self, call: UpstreamCall) -> UpstreamReply:
-        message = await read_json_object(await self._send(call))
+        response = await self._send(call)
+        message = await read_json_object(response, self._client.limits.body_bytes)
         if message.get("type") == "error":
             raise UpstreamError("invalid_response", "upstream answered no message")
         body = from_messages_response(message, int(time.time()))
@@ -48,7 +49,7 @@ class AnthropicAdapter:
     async def open_stream(self, call: UpstreamCall, ask_usage: bool) -> AsyncIterator[bytes]:
         response = await self._send(call)
         translator = StreamTranslator(call.model.name, int(time.time()))
-        events = _translate(response, translator)
+        events = _translate(response, translator, self._client.limits.event_bytes)
         try:
             first = await anext(events)
         except StopAsyncIteration:
@@ -126,10 +127,10 @@ class AnthropicAdapter:
 
 
 async def _translate(
-    response: httpx.Response, translator: StreamTranslator
+    response: httpx.Response, translator: StreamTranslator, max_event_bytes: int
 ) -> AsyncGenerator[bytes, None]:
     """Anthropic SSE in, OpenAI SSE out; the usage chunk and [DONE] at message_stop."""
-    decoder = SSEDecoder()
+    decoder = SSEDecoder(max_event_bytes)
     try:
         async for chunk in body_chunks(response):
             for event in decoder.feed(chunk):
@@ -145,6 +146,10 @@ async def _translate(
                     return
     except (httpx.HTTPError, aiohttp.ClientError) as exc:
         raise UpstreamError("stream_cut", f"upstream stream broke: {type(exc).__name__}") from exc
+    except EventTooLarge as exc:
+        raise UpstreamError(
+            "oversize", f"an upstream stream event exceeds {exc.limit} bytes"
+        ) from exc
     finally:
         await response.aclose()
 

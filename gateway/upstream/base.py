@@ -2,7 +2,8 @@
 
     UpstreamError                 raised by adapters, classified by ``kind``
       kinds: timeout, connect, http_5xx, http_429, http_408, http_4xx,
-             invalid_response, stream_cut
+             invalid_response, oversize (an answer or event past its size cap),
+             stream_cut
 
 Adapters translate httpx/aiohttp failures into ``UpstreamError`` at this
 boundary (``raise ... from exc``); nothing above ``upstream`` sees httpx.
@@ -18,9 +19,11 @@ from gateway.domain.model import Model, Provider
 from gateway.domain.usage import Usage
 from gateway.inbound import Endpoint
 
-# An unusable 2xx answer (invalid JSON, no message) is the provider's fault, like a 5xx.
+# An unusable 2xx answer (invalid JSON, no message, too large) is the provider's fault,
+# like a 5xx: a fallback may answer (an oversize answer is not retried on the same
+# provider, which would send the same answer again).
 RETRYABLE_KINDS = frozenset(
-    {"timeout", "connect", "http_5xx", "http_429", "http_408", "invalid_response"}
+    {"timeout", "connect", "http_5xx", "http_429", "http_408", "invalid_response", "oversize"}
 )
 
 # The telemetry row's error_class for each kind.
@@ -32,6 +35,7 @@ ERROR_CLASS = {
     "http_408": "upstream_5xx",
     "http_4xx": "upstream_4xx",
     "invalid_response": "invalid_upstream_response",
+    "oversize": "invalid_upstream_response",
     "stream_cut": "stream_cut",
     "circuit_open": "circuit_open",
 }

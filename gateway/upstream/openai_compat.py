@@ -12,6 +12,7 @@ import aiohttp
 import httpx
 import msgspec
 
+from gateway.streaming.sse import block_end
 from gateway.upstream.base import UpstreamCall, UpstreamError, UpstreamReply, kind_for_status
 from gateway.upstream.http import UpstreamHTTP, body_chunks, parse_url, timeout_for
 from gateway.usage.openai_usage import usage_from_openai
@@ -46,7 +47,8 @@ class OpenAICompatAdapter:
         return body
 
     async def complete(self, call: UpstreamCall) -> UpstreamReply:
-        body = await read_json_object(await self._send(call, ask_usage=False))
+        response = await self._send(call, ask_usage=False)
+        body = await read_json_object(response, self._client.limits.body_bytes)
         model = body.get("model")
         return UpstreamReply(
             body=body,
@@ -58,7 +60,10 @@ class OpenAICompatAdapter:
         response = await self._send(call, ask_usage=ask_usage)
         chunks = body_chunks(response)
         try:
-            first = await anext(chunks)
+            first = await first_block(chunks, self._client.limits.event_bytes)
+        except UpstreamError:
+            await response.aclose()
+            raise
         except StopAsyncIteration:
             await response.aclose()
             raise UpstreamError(
@@ -139,10 +144,40 @@ async def _relay(
         await response.aclose()
 
 
-async def read_json_object(response: httpx.Response) -> dict[str, Any]:
-    """Read a whole answer and decode it; anything but a JSON object is invalid."""
+async def first_block(chunks: AsyncIterator[bytes], limit: int) -> bytes:
+    """A stream's bytes up to the end of its first block (event or comment), read before
+    the stream is committed: a first event over ``limit`` bytes fails the attempt while
+    nothing has reached the client, so a fallback may still answer. Usually the first
+    chunk holds a whole event and this reads nothing more.
+
+    StopAsyncIteration when the stream ends before any byte.
+    """
+    data = bytearray(await anext(chunks))
+    searched = 0
+    while (end := block_end(data, searched)) < 0:
+        if len(data) > limit:
+            raise _oversize_event(limit)
+        searched = max(0, len(data) - 3)  # a block end is at most 4 bytes long
+        try:
+            data += await anext(chunks)
+        except StopAsyncIteration:
+            break  # no blank line before the end: the relay reports what that is
+    if end > limit:
+        raise _oversize_event(limit)
+    return bytes(data)
+
+
+def _oversize_event(limit: int) -> UpstreamError:
+    return UpstreamError(
+        "oversize", f"the upstream's first stream event exceeds {limit} bytes", retryable=True
+    )
+
+
+async def read_json_object(response: httpx.Response, limit: int) -> dict[str, Any]:
+    """Read a whole answer (at most ``limit`` bytes) and decode it; anything but a JSON
+    object is invalid."""
     try:
-        raw = await read_all(response)
+        raw = await read_capped(response, limit)
     finally:
         await response.aclose()
     try:
@@ -152,6 +187,29 @@ async def read_json_object(response: httpx.Response) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise UpstreamError("invalid_response", "upstream answered a non-object")
     return body
+
+
+async def read_capped(response: httpx.Response, limit: int) -> bytes:
+    """The whole body; past ``limit`` bytes an ``oversize`` UpstreamError, reading no more
+    (the caller closes the response, and with it the connection)."""
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise _oversize_body(limit)
+    parts: list[bytes] = []
+    size = 0
+    try:
+        async for chunk in body_chunks(response):
+            size += len(chunk)
+            if size > limit:
+                raise _oversize_body(limit)
+            parts.append(chunk)
+    except (httpx.HTTPError, aiohttp.ClientError) as exc:
+        raise classify_transport_error(exc) from exc
+    return b"".join(parts)
+
+
+def _oversize_body(limit: int) -> UpstreamError:
+    return UpstreamError("oversize", f"the upstream's answer exceeds {limit} bytes")
 
 
 async def read_all(response: httpx.Response, limit: int | None = None) -> bytes:

@@ -10,11 +10,12 @@ MAX_RETRY_AFTER_SECONDS = 30.0
 BASE_DELAY_SECONDS = 0.25
 MAX_BACKOFF_SECONDS = 8.0
 _RNG = random.Random()
+_NOT_RETRIED = frozenset({"circuit_open", "oversize"})
 
 
 def should_retry(error: UpstreamError, attempt: int, max_retries: int) -> bool:
-    """``attempt`` is 0 for the first try."""
-    return error.retryable and error.kind != "circuit_open" and attempt < max_retries
+    """``attempt`` is 0 for the first try. An oversize answer would come back the same."""
+    return error.retryable and error.kind not in _NOT_RETRIED and attempt < max_retries
 
 
 def retry_delay(attempt: int, retry_after: str | None, rng: random.Random | None = None) -> float:

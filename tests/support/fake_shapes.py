@@ -27,6 +27,10 @@ class Behavior:
     tool_call: bool = False
     chunk_delay_ms: float = 0.0  # stream: pause between chunks
     raw_answer: bytes | None = None  # answered as is with status 200 (e.g. not JSON)
+    # Too large to hold: a whole answer this many bytes long (chunked, no length), or in a
+    # stream, after ``oversize_event_after`` content chunks, one event this long.
+    oversize_bytes: int = 0
+    oversize_event_after: int = 0
     # Anthropic only: cache writes, the streamed tool input, in-stream error events.
     cache_write_tokens: int = 0
     tool_json_pieces: list[str] = field(default_factory=lambda: ['{"q": ', '"x"}'])
@@ -60,6 +64,23 @@ def words(text: str) -> list[str]:
 
 async def send_data(response: web.StreamResponse, payload: dict[str, Any]) -> None:
     await response.write(b"data: " + json.dumps(payload).encode() + b"\n\n")
+
+
+async def send_padding(response: web.StreamResponse, head: bytes, size: int) -> int:
+    """Write ``head`` then filler up to ``size`` bytes, in 64 KiB writes, until the reader
+    goes away; the bytes written."""
+    sent = 0
+    block = b"x" * 65536
+    try:
+        await response.write(head)
+        sent = len(head)
+        while sent < size:
+            part = block[: size - sent]
+            await response.write(part)
+            sent += len(part)
+    except (ConnectionError, RuntimeError):
+        pass
+    return sent
 
 
 async def send_event(response: web.StreamResponse, name: str, payload: dict[str, Any]) -> None:
