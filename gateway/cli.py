@@ -7,6 +7,7 @@ import asyncio
 import ipaddress
 import logging
 import os
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -124,9 +125,8 @@ def _serve(args: argparse.Namespace) -> int:
         if not _is_loopback(host):
             log.warning("auth.allowUnauthenticated: binding to 127.0.0.1 instead of %s", host)
             host = "127.0.0.1"
-    from gateway.db.migrate import upgrade
-
-    upgrade(config.database.url)  # once, before any worker serves
+    if not _upgrade_in_a_child(args.config):  # once, before any worker serves
+        return 1
     import uvicorn
 
     common = {"host": host, "port": config.server.port, "access_log": False, "log_level": "info"}
@@ -144,6 +144,13 @@ def _serve(args: argparse.Namespace) -> int:
 
     uvicorn.run(create_app(config), **common)  # type: ignore[arg-type]
     return 0
+
+
+def _upgrade_in_a_child(config_path: str) -> bool:
+    """``gateway db upgrade`` in a child process: Alembic and the migration scripts are
+    then never loaded into the serving process (about 10 MB of its resident memory)."""
+    command = [sys.executable, "-m", "gateway.cli", "db", "upgrade", "--config", config_path]
+    return subprocess.run(command, check=False).returncode == 0
 
 
 def _is_loopback(host: str) -> bool:

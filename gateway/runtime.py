@@ -67,7 +67,8 @@ class Runtime:
             ReadLimits(server.max_upstream_body_bytes, server.max_upstream_event_bytes),
         )
         self.adapters = AdapterRegistry(self.http)
-        self.counter = counter or make_default_counter()
+        # Only the encodings the configured models use: each costs tens of megabytes.
+        self.counter = counter or make_default_counter(model.name for model in config.models)
         self.resolver = Resolver(
             config, self.breakers, self.snapshots.snapshot, self.snapshots.health_scores
         )
