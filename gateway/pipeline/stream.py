@@ -58,8 +58,7 @@ class StreamRelay:
         self._finish = finish
         self._max_event_bytes = max_event_bytes
         name = target.model.name
-        tally = TokenTally(lambda text: counter.count_text(text, name), INLINE_CHARS)
-        self._tracker = StreamUsageTracker(tally)
+        self._tracker = StreamUsageTracker(TokenTally(lambda text: counter.count_text(text, name)))
 
     async def run(self, emit: Emit) -> None:
         record = self.ctx.record
@@ -120,8 +119,8 @@ class StreamRelay:
                     await emit(event.raw)
                     continue
                 seen = tracker.observe(event.event.data, event.event.event)
-                if tracker.tally.backlog_chars > INLINE_CHARS:
-                    await self._count_backlog()
+                if tracker.tally.full:  # counted as it goes, so that none of it is kept
+                    await self._count_off_loop(tracker.tally.take_backlog())
                 if seen.usage_only and not include_usage:
                     continue
                 out = event.raw
@@ -133,18 +132,17 @@ class StreamRelay:
                     self.ctx.record.time_to_first_token_ms = self.ctx.elapsed_ms()
                 await emit(out)
 
-    async def _count_backlog(self) -> None:
-        """Text that came in one large piece is counted in a worker thread, not on the loop."""
-        tally = self._tracker.tally
-        backlog = tally.take_backlog()
-        if not backlog:
+    async def _count_off_loop(self, text: str) -> None:
+        """Count generated text in a counting thread, never on the loop."""
+        if not text:
             return
+        tally = self._tracker.tally
         try:
             counted = await off_loop(
-                count_text_bounded, self._counter, backlog, self.target.model.name
+                count_text_bounded, self._counter, text, self.target.model.name
             )
         except asyncio.CancelledError:
-            tally.add_bound(backlog)
+            tally.add_bound(text)  # the call ends meanwhile: its size stands in
             raise
         tally.add_counted(counted)
 
@@ -155,24 +153,26 @@ class StreamRelay:
         return cost(usage, self.target.model.price)
 
     async def _account(self) -> None:
-        """The row's usage: as reported, else estimated (awaiting only for a large prompt)."""
+        """The row's usage: as reported, else estimated (awaiting only for large texts)."""
         record = self.ctx.record
         record.response_model = self._tracker.model or record.response_model
         model = self.target.model
         if self._tracker.usage is not None:
             account_reported(record, self._tracker.usage, model)
             return
-        output = self._tracker.estimate_output_tokens()
         request = self.ctx.request
         prompt = known_prompt_tokens(self._counter, request, model.name)
-        if prompt is None:
-            try:
+        try:
+            if self._tracker.tally.backlog_chars > INLINE_CHARS:
+                await self._count_off_loop(self._tracker.tally.take_rest())
+            if prompt is None:
                 prompt = await prompt_tokens(self._counter, request, model.name)
-            except asyncio.CancelledError:
-                # Hung up while the prompt was being counted: its size stands in for it.
-                account_estimated(record, model, prompt_upper_bound(request), output)
-                raise
-        account_estimated(record, model, prompt, output)
+        except asyncio.CancelledError:
+            # Hung up while counting: sizes stand in for what was not counted.
+            prompt = prompt or prompt_upper_bound(request)
+            account_estimated(record, model, prompt, self._tracker.estimate_output_tokens())
+            raise
+        account_estimated(record, model, prompt, self._tracker.estimate_output_tokens())
 
 
 def _error_event(message: str, code: str = "stream_cut") -> bytes:

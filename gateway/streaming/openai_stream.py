@@ -64,7 +64,7 @@ class StreamUsageTracker:
         self.finish_reason: str | None = None  # the last one seen
         self.done = False
         self.error: Any = None  # the payload of the last error event
-        self.tally = tally or TokenTally(_chars_over_four, inline_chars=0)
+        self.tally = tally or TokenTally(_chars_over_four)
 
     def estimate_output_tokens(self) -> TokenCount:
         """The generated text's tokens (what is still pending counted now)."""

@@ -152,7 +152,11 @@ async def first_block(chunks: AsyncIterator[bytes], limit: int) -> bytes:
 
     StopAsyncIteration when the stream ends before any byte.
     """
-    data = bytearray(await anext(chunks))
+    first = await anext(chunks)
+    end = block_end(first)
+    if 0 <= end <= limit:
+        return first  # the usual case, with no copy
+    data = bytearray(first)
     searched = 0
     while (end := block_end(data, searched)) < 0:
         if len(data) > limit:

@@ -17,8 +17,8 @@ from collections.abc import Callable
 
 from gateway.domain.usage import TokenCount
 
-# Streamed text is counted once this much has gathered, and only the uncut tail stays.
-STREAM_SLICE_CHARS = 8 * 1024
+# Streamed text is counted once this much has gathered; only the uncut tail stays.
+STREAM_BUFFER_CHARS = 32 * 1024
 # A long text is counted in slices of this size: a bounded list of token ids at a time.
 TEXT_SLICE_CHARS = 64 * 1024
 
@@ -65,58 +65,63 @@ def utf8_size(text: str) -> int:
 
 
 class TokenTally:
-    """Counts text as it arrives, keeping no more than about one slice of it.
+    """Counts streamed text without keeping it.
 
-    ``add`` counts on the spot once a slice has gathered, while the uncounted text
-    stays small (up to ``inline_chars``, at least two slices); text that arrives
-    in one larger piece waits for the caller
-    to take it (``take_backlog``), count it off the event loop and hand the figure
-    back (``add_counted``). A caller that never takes the backlog leaves it to
-    ``total``.
+    The text gathers up to ``buffer_chars``; then the caller takes it
+    (``take_backlog``: up to the last exact cut, the tail stays), counts it, off
+    the event loop, and hands the figure back (``add_counted``). ``total`` counts
+    what is still pending, on the spot. So a stream holds at most about one
+    buffer of its text, and a stream shorter than that is never counted unless
+    its total is asked for (its upstream reported no usage).
     """
 
-    __slots__ = ("_count", "_inline", "_pending", "_pending_chars", "_tokens", "upper_bound")
+    __slots__ = ("_buffer", "_count", "_pending", "_pending_chars", "_tokens", "upper_bound")
 
-    def __init__(self, count: Count, inline_chars: int) -> None:
+    def __init__(self, count: Count, buffer_chars: int = STREAM_BUFFER_CHARS) -> None:
         self._count = count
+        self._buffer = buffer_chars
         self._pending: list[str] = []
         self._pending_chars = 0
         self._tokens = 0
-        self._inline = max(inline_chars, 2 * STREAM_SLICE_CHARS)
         self.upper_bound = False  # some text was counted by its UTF-8 size
 
     @property
     def backlog_chars(self) -> int:
-        """Characters not yet counted."""
+        """Characters not counted yet."""
         return self._pending_chars
 
+    @property
+    def full(self) -> bool:
+        """More than a buffer gathered: time to take the backlog and count it."""
+        return self._pending_chars > self._buffer
+
     def add(self, text: str) -> None:
-        if not text:
-            return
-        self._pending.append(text)
-        self._pending_chars += len(text)
-        if STREAM_SLICE_CHARS <= self._pending_chars <= self._inline:
-            self._tokens += self._count_slices(self._take(final=False))
+        if text:
+            self._pending.append(text)
+            self._pending_chars += len(text)
 
     def take_backlog(self) -> str:
-        """The text to count off the loop when more gathered than is counted on the spot."""
-        if self._pending_chars <= self._inline:
-            return ""
-        return self._take(final=False)
+        """The pending text up to its last exact cut, when the buffer is full; else ""."""
+        return self._take(final=False) if self.full else ""
+
+    def take_rest(self) -> str:
+        """All the pending text (the stream has ended)."""
+        return self._take(final=True)
 
     def add_counted(self, count: TokenCount) -> None:
         self._tokens += count.tokens
         self.upper_bound = self.upper_bound or count.upper_bound
 
     def add_bound(self, text: str) -> None:
-        """A backlog that could not be counted (the call ended meanwhile): its UTF-8 size."""
+        """Text that could not be counted (the call ended meanwhile): its UTF-8 size."""
         self._tokens += utf8_size(text)
         self.upper_bound = True
 
     def total(self) -> int:
-        """Everything added so far (counts what is still pending)."""
-        if self._pending_chars:
-            self._tokens += self._count_slices(self._take(final=True))
+        """Everything added so far; what is still pending is counted now."""
+        rest = self.take_rest()
+        if rest:
+            self._tokens += self._count(rest)
         return self._tokens
 
     def _take(self, *, final: bool) -> str:
@@ -127,6 +132,3 @@ class TokenTally:
         self._pending = [tail] if tail else []
         self._pending_chars = len(tail)
         return text[:cut]
-
-    def _count_slices(self, text: str) -> int:
-        return count_sliced(self._count, text, STREAM_SLICE_CHARS) if text else 0

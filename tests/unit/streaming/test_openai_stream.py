@@ -58,7 +58,7 @@ class _Recorder:
 
 def _recording() -> tuple[StreamUsageTracker, _Recorder]:
     recorder = _Recorder()
-    return StreamUsageTracker(TokenTally(recorder, inline_chars=0)), recorder
+    return StreamUsageTracker(TokenTally(recorder)), recorder
 
 
 def _counted_text(tracker: StreamUsageTracker, recorder: _Recorder) -> str:

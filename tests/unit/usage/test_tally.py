@@ -10,7 +10,7 @@ import tiktoken
 
 from gateway.domain.usage import TokenCount
 from gateway.usage.tally import (
-    STREAM_SLICE_CHARS,
+    STREAM_BUFFER_CHARS,
     TokenTally,
     count_sliced,
     exact_cut,
@@ -83,12 +83,17 @@ def encoding(request: pytest.FixtureRequest, shared_encodings: Path) -> tiktoken
 def test_a_streamed_text_counted_as_it_arrives_equals_the_whole_count(
     encoding: tiktoken.Encoding, seed: int
 ) -> None:
-    text = _text(seed, 12 * STREAM_SLICE_CHARS)  # many cuts
-    tally = TokenTally(lambda part: len(encoding.encode_ordinary(part)), inline_chars=0)
+    def count(part: str) -> int:
+        return len(encoding.encode_ordinary(part))
+
+    text = _text(seed, 12 * STREAM_BUFFER_CHARS)  # many cuts
+    tally = TokenTally(count)
     for piece in _pieces(text, seed):
         tally.add(piece)
-        assert tally.backlog_chars <= 2 * STREAM_SLICE_CHARS  # the text is not kept
-    assert tally.total() == len(encoding.encode_ordinary(text))
+        if tally.full:  # as the relay does, in a counting thread
+            tally.add_counted(TokenCount(count(tally.take_backlog())))
+        assert tally.backlog_chars <= STREAM_BUFFER_CHARS + 40  # the text is not kept
+    assert tally.total() == count(text)
     assert not tally.upper_bound
 
 
@@ -120,27 +125,30 @@ def test_exact_cut_falls_before_a_space_that_follows_a_word() -> None:
     assert exact_cut("short", 10) == 5
 
 
-def test_one_large_piece_waits_to_be_counted_by_the_caller() -> None:
+def test_text_gathers_up_to_a_buffer_and_is_then_handed_over_to_be_counted() -> None:
     counted: list[str] = []
 
     def count(part: str) -> int:
         counted.append(part)
         return len(part)
 
-    tally = TokenTally(count, inline_chars=16_384)
-    big = "word " * 10_000
-    tally.add("intro ")
-    tally.add(big)
-    assert counted == []  # nothing that large is counted on the spot
+    tally = TokenTally(count, buffer_chars=1_000)
+    for _ in range(150):
+        tally.add("word ")
+    assert not tally.full and tally.take_backlog() == "" and counted == []
+    tally.add("word " * 60)
+    assert tally.full
     backlog = tally.take_backlog()
-    assert backlog and tally.backlog_chars < 16
+    assert backlog.endswith("word") and tally.backlog_chars == 1  # the space stays
+    assert counted == []  # the caller counts the backlog, not the tally
     tally.add_counted(TokenCount(len(backlog)))
-    assert tally.total() == len("intro ") + len(big)
+    assert tally.total() == 210 * 5
+    assert counted == [" "]
     assert not tally.upper_bound
 
 
 def test_a_backlog_that_could_not_be_counted_is_bounded_by_its_size() -> None:
-    tally = TokenTally(len, inline_chars=0)
+    tally = TokenTally(len, buffer_chars=1_000)
     tally.add("déjà vu " * 4_000)
     backlog = tally.take_backlog()
     tally.add_bound(backlog)
