@@ -25,6 +25,7 @@ import yaml
 
 # The schemas the tests name. Add a name here and rerun to vendor more.
 ROOTS = (
+    "CreateChatCompletionRequest",
     "CreateChatCompletionResponse",
     "CreateChatCompletionStreamResponse",
     "CreateCompletionResponse",
