@@ -12,10 +12,9 @@ import msgspec
 
 from gateway.inbound import Endpoint
 from gateway.streaming.sse import SSEDecoder, encode_event
-from gateway.upstream.anthropic_errors import error_envelope, map_error
+from gateway.upstream.anthropic_errors import TranslationError, error_envelope, map_error
 from gateway.upstream.anthropic_stream import StreamTranslator
 from gateway.upstream.anthropic_translate import (
-    TranslationError,
     from_messages_response,
     to_messages_request,
     usage_from_anthropic,

@@ -11,6 +11,8 @@ import re
 from typing import Any
 
 from gateway.domain.usage import Usage
+from gateway.upstream.anthropic_errors import TranslationError
+from gateway.upstream.anthropic_options import copy_options, refuse_unsupported
 
 _SUPPORTED_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 _DATA_URL = re.compile(r"^data:(?P<media>[^;,]+);base64,(?P<data>.*)$", re.DOTALL)
@@ -26,15 +28,6 @@ _FINISH_REASONS = {
 }
 
 
-class TranslationError(ValueError):
-    """The client's request cannot be expressed for Anthropic: answer it with a 400."""
-
-    def __init__(self, message: str, param: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.param = param
-
-
 # --- request -------------------------------------------------------------------------------
 
 
@@ -45,6 +38,7 @@ def to_messages_request(
     n = body.get("n")
     if n is not None and n != 1:
         raise TranslationError("only n=1 is supported for this model", "n")
+    refuse_unsupported(body)
     raw = body.get("messages")
     if not isinstance(raw, list) or not raw:
         raise TranslationError("messages must be a non-empty array", "messages")
@@ -58,7 +52,7 @@ def to_messages_request(
     }
     if system:
         out["system"] = system[0] if len(system) == 1 else [_text(s) for s in system]
-    _copy_sampling(body, out)
+    copy_options(body, out)
     tools = _tools(body.get("tools"))
     if tools:
         out["tools"] = tools
@@ -159,7 +153,13 @@ def _image_block(image: Any, param: str) -> dict[str, Any]:
 
 
 def _assistant_blocks(msg: dict[str, Any], param: str) -> list[dict[str, Any]]:
+    for key in ("function_call", "audio"):  # no Anthropic counterpart: never dropped unseen
+        if msg.get(key) is not None:
+            raise TranslationError(f"an assistant message's {key} is not supported here", param)
     blocks = [_text(t) for t in _text_parts(msg.get("content"), f"{param}.content")]
+    refusal = msg.get("refusal")
+    if isinstance(refusal, str) and refusal:  # what the assistant said, as text
+        blocks.append(_text(refusal))
     calls = msg.get("tool_calls")
     if calls is None:
         return blocks
@@ -219,23 +219,6 @@ def _max_tokens(body: dict[str, Any], default: int) -> int:
             raise TranslationError(f"{key} must be a positive integer", key)
         return value
     return default
-
-
-def _copy_sampling(body: dict[str, Any], out: dict[str, Any]) -> None:
-    for key in ("temperature", "top_p", "stream"):
-        if body.get(key) is not None:
-            out[key] = body[key]
-    stop = body.get("stop")
-    if isinstance(stop, str):
-        out["stop_sequences"] = [stop]
-    elif isinstance(stop, list) and all(isinstance(s, str) for s in stop):
-        if stop:
-            out["stop_sequences"] = list(stop)
-    elif stop is not None:
-        raise TranslationError("stop must be a string or an array of strings", "stop")
-    user = body.get("user")
-    if isinstance(user, str) and user:
-        out["metadata"] = {"user_id": user}
 
 
 def _tools(tools: Any) -> list[dict[str, Any]]:
