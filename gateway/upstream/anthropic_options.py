@@ -9,15 +9,14 @@ Translated: ``model``, ``messages``, ``max_completion_tokens``/``max_tokens``,
 (``stop_sequences``), ``stream``, ``safety_identifier`` or else ``user``
 (``metadata.user_id``: both identify the end user for abuse detection),
 ``service_tier`` (``auto`` as is, ``default`` as ``standard_only``), ``n`` (1 only),
-``tools``/``tool_choice``/``parallel_tool_calls``; ``stream_options.include_usage``
-is the gateway's own.
+``tools``/``tool_choice``/``parallel_tool_calls`` and ``response_format`` (in
+``anthropic_tools``); ``stream_options.include_usage`` is the gateway's own.
 
 Refused with a 400 naming the field, unless it holds its default: ``logprobs``,
 ``top_logprobs``, ``logit_bias``, ``frequency_penalty``, ``presence_penalty``,
 ``audio``, ``modalities`` other than text, ``web_search_options``,
 ``reasoning_effort`` other than ``none`` (extended thinking is not translated),
-``verbosity`` other than ``medium``, ``moderation``, ``response_format`` other
-than ``text`` (not translated yet), and the deprecated
+``verbosity`` other than ``medium``, ``moderation``, and the deprecated
 ``functions``/``function_call`` (use ``tools``/``tool_choice``).
 
 Dropped, as they cannot change the answer: ``seed`` (best effort even on OpenAI,
@@ -56,6 +55,7 @@ TRANSLATED = frozenset(
         "tools",
         "tool_choice",
         "parallel_tool_calls",
+        "response_format",
     }
 )
 DROPPED = frozenset(
@@ -108,7 +108,6 @@ REFUSED_UNLESS_DEFAULT: dict[str, Callable[[Any], bool]] = {
     "reasoning_effort": _one_of("none"),
     "verbosity": _one_of("medium"),
     "moderation": _absent,
-    "response_format": lambda value: value is None or value == {"type": "text"},
     "functions": lambda value: value is None or value == [],
     "function_call": _absent,
 }

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from gateway.domain.usage import Usage
 from gateway.upstream.anthropic_errors import TranslationError
 from gateway.upstream.anthropic_options import copy_options, refuse_unsupported
+from gateway.upstream.anthropic_tools import plan_tools
 
 _SUPPORTED_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 _DATA_URL = re.compile(r"^data:(?P<media>[^;,]+);base64,(?P<data>.*)$", re.DOTALL)
@@ -31,9 +33,15 @@ _FINISH_REASONS = {
 # --- request -------------------------------------------------------------------------------
 
 
-def to_messages_request(
+@dataclass(frozen=True, slots=True)
+class MessagesRequest:
+    payload: dict[str, Any]  # the /v1/messages body
+    response_tool: str | None  # the tool whose input is the answer (response_format)
+
+
+def translate_request(
     body: dict[str, Any], model_name: str, default_max_tokens: int
-) -> dict[str, Any]:
+) -> MessagesRequest:
     """An OpenAI chat request as an Anthropic /v1/messages body."""
     n = body.get("n")
     if n is not None and n != 1:
@@ -53,13 +61,19 @@ def to_messages_request(
     if system:
         out["system"] = system[0] if len(system) == 1 else [_text(s) for s in system]
     copy_options(body, out)
-    tools = _tools(body.get("tools"))
-    if tools:
-        out["tools"] = tools
-        choice = _tool_choice(body.get("tool_choice"), body.get("parallel_tool_calls"))
-        if choice is not None:
-            out["tool_choice"] = choice
-    return out
+    plan = plan_tools(body)
+    if plan.tools:
+        out["tools"] = plan.tools
+    if plan.tool_choice is not None:
+        out["tool_choice"] = plan.tool_choice
+    return MessagesRequest(out, plan.response_tool)
+
+
+def to_messages_request(
+    body: dict[str, Any], model_name: str, default_max_tokens: int
+) -> dict[str, Any]:
+    """The /v1/messages body alone (see ``translate_request``)."""
+    return translate_request(body, model_name, default_max_tokens).payload
 
 
 def _translate_messages(raw: list[Any]) -> tuple[list[str], list[dict[str, Any]]]:
@@ -221,48 +235,6 @@ def _max_tokens(body: dict[str, Any], default: int) -> int:
     return default
 
 
-def _tools(tools: Any) -> list[dict[str, Any]]:
-    if tools is None:
-        return []
-    if not isinstance(tools, list):
-        raise TranslationError("tools must be an array", "tools")
-    out: list[dict[str, Any]] = []
-    for i, tool in enumerate(tools):
-        function = tool.get("function") if isinstance(tool, dict) else None
-        if not isinstance(tool, dict) or tool.get("type") != "function":
-            raise TranslationError("only function tools are supported", f"tools[{i}].type")
-        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-            raise TranslationError("a function tool needs a name", f"tools[{i}].function")
-        schema = function.get("parameters") or {"type": "object", "properties": {}}
-        entry: dict[str, Any] = {"name": function["name"], "input_schema": schema}
-        if isinstance(function.get("description"), str):
-            entry["description"] = function["description"]
-        out.append(entry)
-    return out
-
-
-def _tool_choice(choice: Any, parallel: Any) -> dict[str, Any] | None:
-    result: dict[str, Any] | None
-    if choice is None:
-        result = None
-    elif choice in ("auto", "none"):
-        result = {"type": choice}
-    elif choice == "required":
-        result = {"type": "any"}
-    elif isinstance(choice, dict) and isinstance(choice.get("function"), dict):
-        name = choice["function"].get("name")
-        if not isinstance(name, str) or not name:
-            raise TranslationError("tool_choice needs a function name", "tool_choice")
-        result = {"type": "tool", "name": name}
-    else:
-        raise TranslationError("unsupported tool_choice", "tool_choice")
-    if parallel is False:
-        result = result or {"type": "auto"}
-        if result["type"] != "none":
-            result["disable_parallel_tool_use"] = True
-    return result
-
-
 # --- response and usage --------------------------------------------------------------------
 
 
@@ -298,17 +270,29 @@ def openai_usage(usage: Usage) -> dict[str, Any]:
     }
 
 
-def from_messages_response(resp: dict[str, Any], created: int) -> dict[str, Any]:
-    """An Anthropic message as an OpenAI chat.completion object."""
+def from_messages_response(
+    resp: dict[str, Any], created: int, response_tool: str | None = None
+) -> dict[str, Any]:
+    """An Anthropic message as an OpenAI chat.completion object.
+
+    ``response_tool``: the tool standing in for response_format; its input is the
+    answer's content, and calling it alone is a plain stop.
+    """
     texts: list[str] = []
     tool_calls: list[dict[str, Any]] = []
+    answered = False  # the response tool was called
     content = resp.get("content")
     for block in content if isinstance(content, list) else []:
         if not isinstance(block, dict):
             continue
         if block.get("type") == "text":
             texts.append(str(block.get("text", "")))
-        elif block.get("type") == "tool_use":
+        elif block.get("type") != "tool_use":
+            continue
+        elif response_tool is not None and block.get("name") == response_tool:
+            texts.append(json.dumps(block.get("input") or {}, ensure_ascii=False))
+            answered = True
+        else:
             arguments = json.dumps(block.get("input") or {}, ensure_ascii=False)
             function = {"name": block.get("name"), "arguments": arguments}
             tool_calls.append({"id": block.get("id"), "type": "function", "function": function})
@@ -321,12 +305,10 @@ def from_messages_response(resp: dict[str, Any], created: int) -> dict[str, Any]
         message["tool_calls"] = tool_calls
     raw_usage = resp.get("usage")
     usage = usage_from_anthropic(raw_usage if isinstance(raw_usage, dict) else {})
-    choice = {
-        "index": 0,
-        "message": message,
-        "logprobs": None,
-        "finish_reason": finish_reason(resp.get("stop_reason")) or "stop",
-    }
+    reason = finish_reason(resp.get("stop_reason")) or "stop"
+    if reason == "tool_calls" and answered and not tool_calls:
+        reason = "stop"  # only the response tool was called: that is the answer
+    choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": reason}
     return {
         "id": resp.get("id"),
         "object": "chat.completion",
