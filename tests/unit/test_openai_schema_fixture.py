@@ -220,3 +220,12 @@ def test_responses_objects_and_stream_events_validate() -> None:
     assert_valid(_response("completed", "Hi"), "Response")
     wrong = {**_response("completed", "Hi"), "status": "done"}
     assert schema_errors(wrong, "Response")
+
+
+def test_a_failed_any_of_names_its_likely_cause() -> None:
+    message = {"role": "assistant", "content": 5, "refusal": None}
+    choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": "stop"}
+    answer = {"id": "x", "object": "chat.completion", "created": 1, "model": "m"}
+    (error,) = schema_errors({**answer, "choices": [choice]}, "CreateChatCompletionResponse")
+    assert error.startswith("choices/0/message/content: ")
+    assert "likely: choices/0/message/content: 5 is not of type 'string'" in error

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError, best_match
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
@@ -96,9 +97,21 @@ def _validator(name: str) -> Draft202012Validator:
 
 
 def schema_errors(instance: Any, name: str) -> list[str]:
-    """Every way ``instance`` breaks the named schema, as ``path: message`` lines."""
+    """Every way ``instance`` breaks the named schema, as ``path: message`` lines.
+
+    A failed ``anyOf``/``oneOf`` also names its most likely cause, which its own
+    message ("is not valid under any of the given schemas") does not.
+    """
     errors = sorted(_validator(name).iter_errors(instance), key=lambda e: list(e.path))
-    return [f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in errors]
+    return [_describe(error) for error in errors]
+
+
+def _describe(error: ValidationError) -> str:
+    line = f"{'/'.join(map(str, error.absolute_path)) or '<root>'}: {error.message}"
+    cause = best_match(error.context) if error.context else None
+    if cause is None:
+        return line
+    return f"{line} (likely: {'/'.join(map(str, cause.absolute_path))}: {cause.message})"
 
 
 def assert_valid(instance: Any, name: str) -> None:
