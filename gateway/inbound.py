@@ -80,8 +80,12 @@ def _operation_of(
         _check_input(body)
         return classify("embeddings")
     if endpoint is Endpoint.COMPLETIONS:
-        if not isinstance(body.get("prompt"), str | list):
-            raise InvalidRequest("'prompt' is required (a string or an array).", param="prompt")
+        # OpenAI requires the key but lets it be null (the model then starts a new
+        # document, as after its default prompt "<|endoftext|>").
+        if "prompt" not in body or not isinstance(body["prompt"], str | list | None):
+            raise InvalidRequest(
+                "'prompt' is required (a string, an array, or null).", param="prompt"
+            )
         return classify("completions", stream=stream)
     has_tools = _check_messages_and_tools(body)
     return classify(

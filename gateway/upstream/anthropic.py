@@ -12,12 +12,12 @@ import msgspec
 
 from gateway.inbound import Endpoint
 from gateway.streaming.sse import SSEDecoder, encode_event
-from gateway.upstream.anthropic_errors import error_envelope, map_error
+from gateway.upstream.anthropic_errors import TranslationError, error_envelope, map_error
 from gateway.upstream.anthropic_stream import StreamTranslator
 from gateway.upstream.anthropic_translate import (
-    TranslationError,
+    MessagesRequest,
     from_messages_response,
-    to_messages_request,
+    translate_request,
     usage_from_anthropic,
 )
 from gateway.upstream.base import UpstreamCall, UpstreamError, UpstreamReply, kind_for_status
@@ -34,10 +34,11 @@ class AnthropicAdapter:
         self._client = client
 
     async def complete(self, call: UpstreamCall) -> UpstreamReply:
-        message = await read_json_object(await self._send(call))
+        request = _translated(call)
+        message = await read_json_object(await self._send(call, request))
         if message.get("type") == "error":
             raise UpstreamError("invalid_response", "upstream answered no message")
-        body = from_messages_response(message, int(time.time()))
+        body = from_messages_response(message, int(time.time()), request.response_tool)
         usage = message.get("usage")
         return UpstreamReply(
             body=body,
@@ -46,8 +47,9 @@ class AnthropicAdapter:
         )
 
     async def open_stream(self, call: UpstreamCall, ask_usage: bool) -> AsyncIterator[bytes]:
-        response = await self._send(call)
-        translator = StreamTranslator(call.model.name, int(time.time()))
+        request = _translated(call)
+        response = await self._send(call, request)
+        translator = StreamTranslator(call.model.name, int(time.time()), request.response_tool)
         events = _translate(response, translator)
         try:
             first = await anext(events)
@@ -71,30 +73,8 @@ class AnthropicAdapter:
             )
         return _prepend(first, events)
 
-    async def _send(self, call: UpstreamCall) -> httpx.Response:
-        if call.endpoint is not Endpoint.CHAT:
-            envelope = error_envelope(
-                400,
-                f"The model '{call.model.id}' is served by Anthropic, which offers no "
-                f"{call.endpoint.value} endpoint; use a chat model or another provider.",
-                "unsupported_operation",
-            )
-            raise UpstreamError(
-                "http_4xx",
-                "operation not offered by anthropic",
-                status=400,
-                body=_ENCODER.encode(envelope),
-            )
-        try:
-            payload = to_messages_request(
-                call.body, call.model.name, call.model.max_output_tokens or DEFAULT_MAX_TOKENS
-            )
-        except TranslationError as exc:
-            envelope = error_envelope(400, exc.message, "invalid_request")
-            envelope["error"]["param"] = exc.param
-            raise UpstreamError(
-                "http_4xx", exc.message, status=400, body=_ENCODER.encode(envelope)
-            ) from exc
+    async def _send(self, call: UpstreamCall, request: MessagesRequest) -> httpx.Response:
+        payload = request.payload
         if call.stream:
             payload["stream"] = True
         url = f"{call.provider.base_url.rstrip('/')}/messages"
@@ -123,6 +103,33 @@ class AnthropicAdapter:
             headers["x-api-key"] = call.provider.api_key
         headers.update(call.headers)
         return headers
+
+
+def _translated(call: UpstreamCall) -> MessagesRequest:
+    """The Messages API request, or the 400 a client reads for what cannot be translated."""
+    if call.endpoint is not Endpoint.CHAT:
+        envelope = error_envelope(
+            400,
+            f"The model '{call.model.id}' is served by Anthropic, which offers no "
+            f"{call.endpoint.value} endpoint; use a chat model or another provider.",
+            "unsupported_operation",
+        )
+        raise UpstreamError(
+            "http_4xx",
+            "operation not offered by anthropic",
+            status=400,
+            body=_ENCODER.encode(envelope),
+        )
+    try:
+        return translate_request(
+            call.body, call.model.name, call.model.max_output_tokens or DEFAULT_MAX_TOKENS
+        )
+    except TranslationError as exc:
+        envelope = error_envelope(400, exc.message, "invalid_request")
+        envelope["error"]["param"] = exc.param
+        raise UpstreamError(
+            "http_4xx", exc.message, status=400, body=_ENCODER.encode(envelope)
+        ) from exc
 
 
 async def _translate(

@@ -22,6 +22,15 @@ STATUS_BY_ERROR_TYPE = {
 }
 
 
+class TranslationError(ValueError):
+    """The client's request cannot be expressed for Anthropic: answer it with a 400."""
+
+    def __init__(self, message: str, param: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.param = param
+
+
 def error_envelope(status: int, message: str, code: str | None) -> dict[str, Any]:
     error = {"message": message, "type": error_type_for(status), "param": None, "code": code}
     return {"error": error}

@@ -169,7 +169,10 @@ def count_request_tokens(
     if kind in ("embedding", "embeddings"):
         return _count_prompt(counter, body.get("input"), model_name)
     if kind in ("completion", "completions"):
-        return _count_prompt(counter, body.get("prompt"), model_name)
+        prompt = body.get("prompt")
+        if prompt is None:  # OpenAI's default prompt "<|endoftext|>": one special token
+            return 1
+        return _count_prompt(counter, prompt, model_name)
     return _count_chat(counter, body, model_name)
 
 

@@ -32,6 +32,8 @@ class Behavior:
     tool_json_pieces: list[str] = field(default_factory=lambda: ['{"q": ', '"x"}'])
     stream_error_after: int | None = None  # an error event after N text deltas (0: first)
     stream_error: tuple[str, str] = ("overloaded_error", "Overloaded")
+    # Anthropic only: the input of a tool the request forces (tool_choice type "tool").
+    forced_input: dict[str, Any] = field(default_factory=lambda: {"q": "x"})
 
 
 @dataclass

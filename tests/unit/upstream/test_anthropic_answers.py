@@ -13,6 +13,7 @@ from gateway.upstream.anthropic_translate import (
     from_messages_response,
     usage_from_anthropic,
 )
+from tests.support.openai_schema import assert_valid
 
 MODEL = "claude-sonnet-4-5"
 
@@ -160,3 +161,13 @@ def test_error_body_on_success_status_takes_status_from_its_type() -> None:
     client_status, envelope = map_error(200, anthropic_error("rate_limit_error", "slow down"))
     assert client_status == 429
     assert envelope["error"]["type"] == "rate_limit_error"
+
+
+@pytest.mark.parametrize(
+    "stop_reason", ["end_turn", "max_tokens", "tool_use", "refusal", "stop_sequence"]
+)
+def test_translated_answers_conform_to_openais_schema(stop_reason: str) -> None:
+    tool = {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {"a": 1}}
+    for content in ([text("Hi")], [tool], [text("Let me see."), tool], []):
+        out = from_messages_response(anthropic_message(content, stop_reason), created=1)
+        assert_valid(out, "CreateChatCompletionResponse")

@@ -223,6 +223,12 @@ def test_completions_prompt_shapes(value: Any, count: int) -> None:
     assert count_request_tokens(_WordCounter(), body, "completion", "m") == count
 
 
+def test_a_null_prompt_counts_as_the_default_prompt_token() -> None:
+    # OpenAI reads a null prompt as "<|endoftext|>", one special token.
+    body = {"model": "c", "prompt": None}
+    assert count_request_tokens(_WordCounter(), body, "completion", "m") == 1
+
+
 def test_malformed_chat_body_counts_what_it_can() -> None:
     assert count_request_tokens(_WordCounter(), {"messages": "nope"}, "chat", "m") == 0
     body = {"messages": [None, "x", {"role": 5, "content": {"a": 1}}]}
