@@ -6,7 +6,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.support.fake_shapes import Behavior, send_event, words
+from tests.support.fake_shapes import Behavior, raw_failure, send_event, words
 
 
 class AnthropicRoutes:
@@ -52,6 +52,8 @@ class AnthropicRoutes:
         status = behavior.fail_statuses.pop(0) if behavior.fail_statuses else behavior.fail_always
         if status is None:
             return None
+        if behavior.error_raw is not None:
+            return raw_failure(behavior, status)
         headers = {"retry-after": behavior.retry_after} if behavior.retry_after else {}
         body = behavior.error_body or _anthropic_error(
             ANTHROPIC_ERROR_TYPES.get(status, "api_error"), f"fake failure {status}"

@@ -21,6 +21,8 @@ class Behavior:
     fail_always: int | None = None
     retry_after: str | None = None
     error_body: dict[str, Any] | None = None
+    error_raw: bytes | None = None  # a failure's body sent as is (compressed, HTML, ...)
+    error_headers: dict[str, str] = field(default_factory=dict)  # e.g. content-encoding
     stream_pieces: list[str] | None = None  # default: content split in words
     cut_after: int | None = None  # stream: drop the connection after N content chunks
     hang_seconds: float = 0.0  # sleep before answering anything (timeouts)
@@ -40,6 +42,14 @@ class Received:
     headers: dict[str, str]
     body: dict[str, Any]
     query: dict[str, str]
+
+
+def raw_failure(behavior: Behavior, status: int) -> web.Response:
+    """A failure answered with ``error_raw`` and ``error_headers`` exactly as given."""
+    headers = {"content-type": "application/json", **behavior.error_headers}
+    if behavior.retry_after:
+        headers["retry-after"] = behavior.retry_after
+    return web.Response(body=behavior.error_raw, status=status, headers=headers)
 
 
 def usage_of(behavior: Behavior) -> dict[str, Any]:

@@ -15,7 +15,14 @@ from typing import Any
 from aiohttp import web
 
 from tests.support.fake_anthropic import AnthropicRoutes
-from tests.support.fake_shapes import Behavior, Received, send_data, usage_of, words
+from tests.support.fake_shapes import (
+    Behavior,
+    Received,
+    raw_failure,
+    send_data,
+    usage_of,
+    words,
+)
 from tests.support.servers import LoopThread, loopback_socket
 
 
@@ -82,6 +89,8 @@ class FakeUpstream(AnthropicRoutes):
         status = behavior.fail_statuses.pop(0) if behavior.fail_statuses else behavior.fail_always
         if status is None:
             return None
+        if behavior.error_raw is not None:
+            return raw_failure(behavior, status)
         headers = {"retry-after": behavior.retry_after} if behavior.retry_after else {}
         body = behavior.error_body or {
             "error": {"message": f"fake failure {status}", "type": "server_error", "code": None}
