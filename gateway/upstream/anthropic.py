@@ -150,12 +150,14 @@ def _usage_chunk(translator: StreamTranslator) -> dict[str, Any]:
 
 
 def _translate_event(translator: StreamTranslator, name: str, data: str) -> bytes:
+    """An event whose data is no JSON object is unusable: the stream cannot go on as if
+    nothing was lost (before the first byte a fallback may still answer)."""
     try:
         payload: Any = msgspec.json.decode(data)
-    except msgspec.DecodeError:
-        return b""
+    except (msgspec.DecodeError, RecursionError):
+        payload = None
     if not isinstance(payload, dict):
-        return b""
+        raise UpstreamError("invalid_response", "upstream sent an event that is not a JSON object")
     chunks = translator.feed(name or str(payload.get("type", "")), payload)
     return b"".join(encode_event(_ENCODER.encode(c)) for c in chunks)
 

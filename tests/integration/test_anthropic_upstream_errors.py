@@ -1,6 +1,6 @@
 """A misbehaving Anthropic upstream behind the OpenAI API: refused credentials, compressed
-and key-echoing error bodies. The client sees what it would from an OpenAI-compatible
-upstream."""
+error bodies, undecodable and key-echoing stream events. The client sees what it would
+from an OpenAI-compatible upstream."""
 
 from __future__ import annotations
 
@@ -95,6 +95,59 @@ def test_a_gzip_anthropic_error_body_is_decoded_redacted_and_mapped(
         "type": "invalid_request_error",
         "param": None,
         "code": "invalid_request_error",
+    }
+
+
+def test_a_non_json_first_event_is_a_retryable_failure_a_fallback_answers(
+    gateway: RunningGateway, upstream: FakeUpstream
+) -> None:
+    upstream.behave("claude-haiku", inject_at=0, inject=b"event: ping\ndata: <html>\n\n")
+    upstream.behave("small-model", content="rescued")
+    status, datas = _stream(gateway, "claude-rescued")
+    assert status == 200 and _text(datas) == "rescued"
+    assert upstream.calls["claude-haiku"] == 2  # retried once (maxRetries 1), then fell back
+    (row,) = gateway.rows(expect=1)
+    assert row["success"] == 1 and row["served_model"] == "small"
+
+
+def test_a_non_json_event_mid_stream_ends_with_invalid_upstream_response(
+    gateway: RunningGateway, upstream: FakeUpstream
+) -> None:
+    bad = b"event: content_block_delta\ndata: {not json\n\n"
+    upstream.behave("claude-haiku", content="a b c d", inject_at=2, inject=bad)
+    status, datas = _stream(gateway, "claude-chat")
+    assert status == 200 and "[DONE]" not in datas
+    assert _text(datas) == "a b"  # the translator no longer skips the event silently
+    assert json.loads(datas[-1]) == {
+        "error": {
+            "message": "The upstream sent an event that is not JSON; the stream ends here.",
+            "type": "api_error",
+            "param": None,
+            "code": "invalid_upstream_response",
+        }
+    }  # the same event as from an OpenAI-compatible upstream
+    (row,) = gateway.rows(expect=1)
+    assert row["success"] == 0 and row["error_class"] == "invalid_upstream_response"
+
+
+def test_an_anthropic_error_event_mid_stream_is_relayed_without_the_key(
+    gateway: RunningGateway, upstream: FakeUpstream
+) -> None:
+    upstream.behave(
+        "claude-haiku",
+        content="a b c d",
+        stream_error_after=2,
+        stream_error=("overloaded_error", f"Overloaded for {ANTHROPIC_KEY}"),
+    )
+    status, datas = _stream(gateway, "claude-chat")
+    assert status == 200 and ANTHROPIC_KEY not in "".join(datas)
+    assert json.loads(datas[-1]) == {
+        "error": {
+            "message": "Overloaded for [redacted]",
+            "type": "api_error",
+            "param": None,
+            "code": "overloaded_error",
+        }
     }
 
 

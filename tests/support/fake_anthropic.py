@@ -69,6 +69,8 @@ class AnthropicRoutes:
             await send_event(response, "error", _anthropic_error(*behavior.stream_error))
             await response.write_eof()
             return response
+        if behavior.inject_at == 0:
+            await response.write(behavior.inject)
         start = {**usage, "output_tokens": 1}
         message: dict[str, Any] = {
             "id": "msg_fake",
@@ -122,6 +124,8 @@ class AnthropicRoutes:
                 assert request.transport is not None
                 request.transport.abort()
                 return False
+            if index == behavior.inject_at and index > 0:
+                await response.write(behavior.inject)
             if behavior.stream_error_after is not None and index >= behavior.stream_error_after:
                 await send_event(response, "error", _anthropic_error(*behavior.stream_error))
                 await response.write_eof()

@@ -29,6 +29,8 @@ class Behavior:
     tool_call: bool = False
     chunk_delay_ms: float = 0.0  # stream: pause between chunks
     raw_answer: bytes | None = None  # answered as is with status 200 (e.g. not JSON)
+    inject: bytes = b""  # stream: raw SSE bytes written before content piece `inject_at`
+    inject_at: int | None = None  # 0: before the very first event
     # Anthropic only: cache writes, the streamed tool input, in-stream error events.
     cache_write_tokens: int = 0
     tool_json_pieces: list[str] = field(default_factory=lambda: ['{"q": ', '"x"}'])

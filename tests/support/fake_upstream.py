@@ -193,6 +193,8 @@ class FakeUpstream(AnthropicRoutes):
                 assert request.transport is not None
                 request.transport.abort()  # a cut mid-stream: no terminating chunk
                 return response
+            if index == behavior.inject_at:
+                await response.write(behavior.inject)
             choice: dict[str, Any] = (
                 {"index": 0, "delta": {"content": piece}, "finish_reason": None}
                 if chat
