@@ -60,6 +60,10 @@ class OpenAICompatAdapter:
 
     async def open_stream(self, call: UpstreamCall, ask_usage: bool) -> AsyncIterator[bytes]:
         response = await self._send(call, ask_usage=ask_usage)
+        if response.headers.get("content-encoding", "identity").lower() != "identity":
+            # Relayed as it is, a compressed stream would reach the client as garbage.
+            await response.aclose()
+            raise UpstreamError("invalid_response", "upstream compressed its stream unasked")
         chunks = body_chunks(response)
         try:
             first = await anext(chunks)

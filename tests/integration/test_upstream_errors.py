@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
 import zlib
 from collections.abc import Iterator
 from typing import Any
@@ -354,6 +355,23 @@ def test_a_bad_first_event_without_fallback_answers_a_502_envelope(
     assert json.loads(body)["error"]["code"] == "upstream_error"
     (row,) = gateway.rows(expect=1)
     assert row["error_class"] == "invalid_upstream_response" and row["http_status"] == 502
+
+
+def test_a_compressed_stream_is_never_relayed_a_fallback_answers(
+    gateway: RunningGateway, upstream: FakeUpstream
+) -> None:
+    # Long and random enough that its gzip bytes hold what looks like blank lines: relayed,
+    # they would reach the client as blocks of garbage.
+    rng = random.Random(7)
+    pieces = [f" {rng.getrandbits(64):x}" for _ in range(4000)]
+    upstream.behave("small-model", gzip_stream=True, stream_pieces=pieces)
+    upstream.behave("backup-model", content="rescued")
+    status, body = _stream(gateway, "rescued")
+    assert status == 200 and _text(_datas(body)) == "rescued"
+    (row,) = gateway.rows(expect=1)
+    assert row["success"] == 1 and row["served_model"] == "backup"
+    status, body = _stream(gateway, "chat")  # the circuit is open now: nothing else to try
+    assert status == 503 and "\x1f\x8b" not in body
 
 
 def test_a_keep_alive_comment_first_is_relayed_and_the_stream_succeeds(

@@ -31,6 +31,7 @@ class Behavior:
     raw_answer: bytes | None = None  # answered as is with status 200 (e.g. not JSON)
     inject: bytes = b""  # stream: raw SSE bytes written before content piece `inject_at`
     inject_at: int | None = None  # 0: before the very first event
+    gzip_stream: bool = False  # stream: compressed, whatever the request's accept-encoding
     # Anthropic only: cache writes, the streamed tool input, in-stream error events.
     cache_write_tokens: int = 0
     tool_json_pieces: list[str] = field(default_factory=lambda: ['{"q": ', '"x"}'])

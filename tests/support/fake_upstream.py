@@ -184,6 +184,8 @@ class FakeUpstream(AnthropicRoutes):
         chat: bool,
     ) -> web.StreamResponse:
         response = web.StreamResponse(headers={"content-type": "text/event-stream"})
+        if behavior.gzip_stream:
+            response.enable_compression(web.ContentCoding.gzip)
         await response.prepare(request)
         pieces = behavior.stream_pieces or words(behavior.content)
         base = {"id": "chatcmpl-fake", "created": int(time.time()), "model": model}
