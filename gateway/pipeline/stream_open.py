@@ -1,10 +1,12 @@
-"""Opening a stream: read its first blocks before anything goes to the client.
+"""Opening a stream: read its first block before anything goes to the client.
 
-What arrived with the first bytes is decoded and checked while the call can still
-fall back: an event a client could not read (data that is not JSON), or a stream
-that ends without a single complete block, is then a retryable failure rather
-than a broken answer. The decoder, the tracker and the blocks read so far are
-handed to the relay, so no event is decoded twice.
+The first block is decoded and checked while the call can still fall back: an
+event a client could not read (data that is not JSON), or a stream that ends
+without a single complete block, is then a retryable failure rather than a broken
+answer. Only the first block decides, however the bytes happen to be chunked: a
+keep-alive comment first means the stream has begun. The decoder, the tracker and
+the blocks read so far (all observed, none sent) are handed to the relay, so no
+event is decoded twice.
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ class OpenedStream:
 
 
 async def open_checked(chunks: AsyncIterator[bytes]) -> OpenedStream:
-    """Read until at least one block is complete; raise a retryable UpstreamError if what
-    came holds an unusable event or no block at all. The stream is closed on failure."""
+    """Read until at least one block is complete; raise a retryable UpstreamError if the
+    first is an unusable event or no block came at all. The stream is closed on failure."""
     decoder = SSEDecoder()
     tracker = StreamUsageTracker()
     held: Held = []
@@ -39,12 +41,13 @@ async def open_checked(chunks: AsyncIterator[bytes]) -> OpenedStream:
             for raw in decoder.feed_raw(chunk):
                 event = raw.event
                 seen = None if event is None else tracker.observe(event.data, event.event)
-                if seen is not None and seen.invalid:
+                held.append((raw, seen))
+            if held:
+                first = held[0][1]
+                if first is not None and first.invalid:
                     raise UpstreamError(
                         "invalid_response", "upstream sent an event that is not a JSON object"
                     )
-                held.append((raw, seen))
-            if held:
                 return OpenedStream(chunks, decoder, tracker, held)
         raise UpstreamError("invalid_response", "upstream stream ended without a complete event")
     except UpstreamError as error:

@@ -54,14 +54,19 @@ async def test_a_keep_alive_comment_is_a_block_the_stream_has_begun() -> None:
 
 
 @pytest.mark.parametrize(
-    "first", [b"data: <html>\n\n", EVENT + b"data: not json\n\n", b"event: x\ndata: 42\n\n"]
+    "first", [b"data: <html>\n\n", b"event: x\ndata: 42\n\ndata: {}\n\n", b"data: [\n\n"]
 )
-async def test_an_event_that_is_not_json_among_the_first_blocks_is_retryable(first: bytes) -> None:
+async def test_a_first_event_that_is_not_json_is_retryable(first: bytes) -> None:
     chunks = Chunks(first)
     with pytest.raises(UpstreamError) as caught:
         await open_checked(chunks)
     assert caught.value.kind == "invalid_response" and caught.value.retryable
     assert chunks.closed
+
+
+async def test_only_the_first_block_decides_however_the_bytes_are_chunked() -> None:
+    opened = await open_checked(Chunks(EVENT + b"data: not json\n\n"))
+    assert [seen is not None and seen.invalid for _, seen in opened.held] == [False, True]
 
 
 async def test_a_stream_ending_without_a_complete_block_is_retryable() -> None:
