@@ -31,10 +31,7 @@ from gateway.usage.tokens import TokenCounter
 Emit = Callable[[bytes], Awaitable[None]]
 _ENCODER = msgspec.json.Encoder()
 # The code of the error event that ends a broken stream, by the row's error_class.
-_STREAM_CODES = {
-    "invalid_upstream_response": "invalid_upstream_response",
-    "upstream_timeout": "upstream_timeout",
-}
+_STREAM_CODES = {"invalid_upstream_response": "invalid_upstream_response"}
 _NOT_JSON = "The upstream sent an event that is not JSON; the stream ends here."
 
 

@@ -147,7 +147,10 @@ def stream_error_envelope(
     """An upstream's mid-stream error event (its decoded object, else its raw data) as the
     envelope the client gets."""
     if chunk is not None:
-        body = ErrorBody(data=redact_json(chunk, api_key), is_json=True)
+        try:
+            body = ErrorBody(data=redact_json(chunk, api_key), is_json=True)
+        except RecursionError:  # nested nearly as deep as the decoder goes: show nothing
+            body = ErrorBody(data={}, is_json=True)
     else:
         body = ErrorBody(text=redact_text(_unescape(data), api_key))
     return openai_envelope(None, body)

@@ -190,3 +190,11 @@ def test_a_stream_error_event_becomes_an_envelope_without_the_key() -> None:
         "param": None,
         "code": "upstream_error",
     }
+
+
+def test_a_stream_error_event_nested_too_deep_to_walk_still_becomes_an_envelope() -> None:
+    deep: Any = KEY
+    for _ in range(5000):
+        deep = [deep]
+    error = stream_error_envelope({"error": deep}, "", KEY)["error"]
+    assert error["code"] == "upstream_error" and KEY not in error["message"]
