@@ -10,6 +10,7 @@ GatewayError
 ├── BudgetExceeded          429 rate_limit_error        budget_exceeded
 ├── RateLimited             429 rate_limit_error        rate_limited
 ├── UpstreamFailed          502 api_error               upstream_error
+├── UpstreamAuthFailed      502 api_error               upstream_auth_failed
 └── UpstreamTimedOut        504 api_error               upstream_timeout
 """
 
@@ -132,6 +133,15 @@ class RateLimited(GatewayError):
 class UpstreamFailed(GatewayError):
     status = 502
     code = "upstream_error"
+
+
+class UpstreamAuthFailed(GatewayError):
+    """A provider refused the gateway's own credentials (its 401/403): the operator's
+    configuration needs attention, not the caller's key or request."""
+
+    status = 502
+    code = "upstream_auth_failed"
+    error_class = "upstream_auth"
 
 
 class UpstreamTimedOut(GatewayError):

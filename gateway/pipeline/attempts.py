@@ -12,6 +12,7 @@ from gateway.domain.errors import (
     GatewayError,
     NoEligibleModel,
     RateLimited,
+    UpstreamAuthFailed,
     UpstreamFailed,
     UpstreamTimedOut,
 )
@@ -29,7 +30,8 @@ UpstreamObserver = Callable[[str, float, str | None], None]  # provider id, seco
 
 
 class UpstreamRejected(Exception):
-    """A non-retryable upstream answer (4xx other than 408/429): the client gets it as sent."""
+    """A non-retryable upstream answer (4xx other than 401/403/408/429): the client gets
+    its status and its body as an envelope."""
 
     def __init__(self, error: UpstreamError) -> None:
         super().__init__(error.message)
@@ -152,6 +154,13 @@ def _final_error(
     if last.kind == "http_429":
         return RateLimited(
             f"The upstream rate-limited the call ({listing}).", retry_after=last.retry_after
+        )
+    if last.kind == "auth_rejected":
+        target = attempted[-1][0].target
+        provider = target.provider.id if target is not None else "?"
+        return UpstreamAuthFailed(
+            f"The provider '{provider}' rejected the gateway's credentials; your API key is "
+            f"fine, the gateway's key for that provider needs attention ({listing})."
         )
     return UpstreamFailed(f"Every attempt failed ({listing}).")
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -33,6 +32,7 @@ from gateway.pipeline.attempts import Attempts, UpstreamRejected
 from gateway.pipeline.context import CallContext, Target, note_decision
 from gateway.pipeline.resolve import Resolution, Resolver
 from gateway.pipeline.stream import StreamRelay
+from gateway.pipeline.stream_open import OpenedStream, open_checked
 from gateway.pricing import format_usd, usd_json_number
 from gateway.telemetry.records import TelemetryRecord
 from gateway.upstream.base import Adapter, UpstreamCall, UpstreamReply
@@ -139,7 +139,7 @@ class Pipeline:
             self._permit(configuration, key)
             primary = self._primary(ctx, configuration)
             reservation = await self._reserve(key, configuration, ctx, primary)
-            chunks, target = await self._attempts.run(ctx, primary, _open_stream)
+            opened, target = await self._attempts.run(ctx, primary, _open_stream)
         except UpstreamRejected as rejected:
             return await self._ended(ctx, reservation, self._rejected(ctx, rejected))
         except GatewayError as error:
@@ -153,7 +153,7 @@ class Pipeline:
         async def on_end(ended: CallContext) -> None:
             await self.end(ended, reservation)
 
-        relay = StreamRelay(ctx, target, chunks, self._counter, on_end)
+        relay = StreamRelay(ctx, target, opened, self._counter, on_end)
         return StreamAnswer(self._headers(ctx, target), relay)
 
     async def _reserve(
@@ -309,5 +309,5 @@ async def _complete(adapter: Adapter, call: UpstreamCall) -> UpstreamReply:
     return await adapter.complete(call)
 
 
-async def _open_stream(adapter: Adapter, call: UpstreamCall) -> AsyncIterator[bytes]:
-    return await adapter.open_stream(call, ask_usage=True)
+async def _open_stream(adapter: Adapter, call: UpstreamCall) -> OpenedStream:
+    return await open_checked(await adapter.open_stream(call, ask_usage=True))

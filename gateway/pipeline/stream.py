@@ -2,16 +2,17 @@
 
 Each upstream event goes out byte-identical as soon as it is complete, except the
 usage chunk the gateway asked for (stripped unless the client asked for it too,
-and then carrying ``cost``). A failure after the first byte ends the stream with
-an SSE error event and no ``[DONE]``; a client disconnect closes the upstream
-stream. Either way the call's row is recorded.
+and then carrying ``cost``) and an upstream error event (re-encoded as an envelope
+without the provider key). A failure after the first byte ends the stream with
+an SSE error event and no ``[DONE]``: an upstream error event, an event that is not
+JSON (never passed on: the client's SDK would choke on it), a cut. A client
+disconnect closes the upstream stream. Either way the call's row is recorded.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from decimal import Decimal
 from typing import Any
 
@@ -19,14 +20,19 @@ import msgspec
 
 from gateway.pipeline.accounting import account_estimated, account_reported
 from gateway.pipeline.context import CallContext, Target
+from gateway.pipeline.stream_open import OpenedStream, close_stream
 from gateway.pricing import cost
-from gateway.streaming.openai_stream import StreamUsageTracker, with_cost
-from gateway.streaming.sse import SSEDecoder, encode_event
+from gateway.streaming.openai_stream import Observation, with_cost
+from gateway.streaming.sse import RawEvent, encode_event
 from gateway.upstream.base import UpstreamError
+from gateway.upstream.error_body import stream_error_envelope
 from gateway.usage.tokens import TokenCounter
 
 Emit = Callable[[bytes], Awaitable[None]]
 _ENCODER = msgspec.json.Encoder()
+# The code of the error event that ends a broken stream, by the row's error_class.
+_STREAM_CODES = {"invalid_upstream_response": "invalid_upstream_response"}
+_NOT_JSON = "The upstream sent an event that is not JSON; the stream ends here."
 
 
 class StreamRelay:
@@ -34,32 +40,42 @@ class StreamRelay:
         self,
         ctx: CallContext,
         target: Target,
-        chunks: AsyncIterator[bytes],
+        opened: OpenedStream,
         counter: TokenCounter,
         finish: Callable[[CallContext], Awaitable[None]],
     ) -> None:
         self.ctx = ctx
         self.target = target
-        self._chunks = chunks
+        self._chunks = opened.chunks
+        self._decoder = opened.decoder
+        self._tracker = opened.tracker
+        self._held = opened.held
         self._counter = counter
         self._finish = finish
-        self._tracker = StreamUsageTracker()
+        self._include_usage = ctx.request.include_usage
+        self._invalid = False  # an event that is not JSON ended the stream
 
     async def run(self, emit: Emit) -> None:
         record = self.ctx.record
         record.http_status = 200
         try:
             await self._relay(emit)
-            if self._tracker.error is not None:
+            if self._invalid:
+                record.error_class = "invalid_upstream_response"
+                await emit(_error_event(_NOT_JSON, "invalid_upstream_response"))
+            elif self._tracker.error is not None:
                 record.error_class = "upstream_5xx"
             elif not (self._tracker.done or self._tracker.finish_reason):
                 record.error_class = "stream_cut"
-                await emit(_error_event("The upstream stream ended before it was complete."))
+                message = "The upstream stream ended before it was complete."
+                await emit(_error_event(message, "stream_cut"))
             else:
                 record.success = True
         except UpstreamError as error:
-            record.error_class = "stream_cut"
-            await emit(_error_event(f"The upstream stream broke: {error.message}"))
+            record.error_class = error.error_class
+            code = _STREAM_CODES.get(error.error_class, "stream_cut")
+            broke = f"The upstream stream broke: {error.message}"
+            await emit(_error_event(_NOT_JSON if error.kind == "invalid_response" else broke, code))
         except (asyncio.CancelledError, GeneratorExit):
             if self._tracker.done:  # the client hung up after the whole answer: a success
                 record.success = True
@@ -68,7 +84,7 @@ class StreamRelay:
             raise
         finally:
             try:
-                await _close(self._chunks)
+                await close_stream(self._chunks)
             finally:
                 # Even when a cancellation lands while closing: the row is recorded (end()
                 # does that before its first await) and the budget hold settled.
@@ -79,31 +95,49 @@ class StreamRelay:
         """The answer could not even start: close the upstream stream and record the call."""
         self.ctx.record.error_class = "client_disconnected"
         try:
-            await _close(self._chunks)
+            await close_stream(self._chunks)
         finally:
             self._account()
             await self._finish(self.ctx)
 
     async def _relay(self, emit: Emit) -> None:
-        decoder = SSEDecoder()
+        held, self._held = self._held, []
+        for raw, seen in held:
+            if not await self._forward(emit, raw, seen):
+                return
+        decoder = self._decoder
         tracker = self._tracker
-        include_usage = self.ctx.request.include_usage
         async for chunk in self._chunks:
-            for event in decoder.feed_raw(chunk):
-                if event.event is None:  # keep-alive comment or empty block
-                    await emit(event.raw)
-                    continue
-                seen = tracker.observe(event.event.data, event.event.event)
-                if seen.usage_only and not include_usage:
-                    continue
-                out = event.raw
-                if seen.has_usage and include_usage and seen.chunk is not None:
-                    amount = self._cost()
-                    if amount is not None:
-                        out = with_cost(seen.chunk, amount)
-                if self.ctx.record.time_to_first_token_ms is None and seen.has_content:
-                    self.ctx.record.time_to_first_token_ms = self.ctx.elapsed_ms()
-                await emit(out)
+            for raw in decoder.feed_raw(chunk):
+                event = raw.event
+                seen = None if event is None else tracker.observe(event.data, event.event)
+                if not await self._forward(emit, raw, seen):
+                    return
+
+    async def _forward(self, emit: Emit, raw: RawEvent, seen: Observation | None) -> bool:
+        """Relay one block; False when it ends the stream."""
+        if seen is None:  # keep-alive comment or empty block
+            await emit(raw.raw)
+            return True
+        if seen.invalid:
+            self._invalid = True
+            return False
+        if seen.error:
+            data = raw.event.data if raw.event is not None else ""
+            envelope = stream_error_envelope(seen.chunk, data, self.target.provider.api_key)
+            await emit(encode_event(_ENCODER.encode(envelope)))
+            return False
+        if seen.usage_only and not self._include_usage:
+            return True
+        out = raw.raw
+        if seen.has_usage and self._include_usage and seen.chunk is not None:
+            amount = self._cost()
+            if amount is not None:
+                out = with_cost(seen.chunk, amount)
+        if self.ctx.record.time_to_first_token_ms is None and seen.has_content:
+            self.ctx.record.time_to_first_token_ms = self.ctx.elapsed_ms()
+        await emit(out)
+        return True
 
     def _cost(self) -> Decimal | None:
         usage = self._tracker.usage
@@ -126,17 +160,9 @@ class StreamRelay:
             )
 
 
-def _error_event(message: str) -> bytes:
+def _error_event(message: str, code: str) -> bytes:
+    """The one shape of every error event the gateway itself ends a stream with."""
     payload: dict[str, Any] = {
-        "error": {"message": message, "type": "api_error", "param": None, "code": "stream_cut"}
+        "error": {"message": message, "type": "api_error", "param": None, "code": code}
     }
     return encode_event(_ENCODER.encode(payload))
-
-
-async def _close(chunks: AsyncIterator[bytes]) -> None:
-    aclose = getattr(chunks, "aclose", None)
-    if aclose is None:
-        return
-    # Closing a broken upstream must not mask the call's outcome.
-    with contextlib.suppress(Exception):
-        await aclose()

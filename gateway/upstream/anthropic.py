@@ -21,6 +21,7 @@ from gateway.upstream.anthropic_translate import (
     usage_from_anthropic,
 )
 from gateway.upstream.base import UpstreamCall, UpstreamError, UpstreamReply, kind_for_status
+from gateway.upstream.error_body import redact_json
 from gateway.upstream.http import UpstreamHTTP, body_chunks
 from gateway.upstream.openai_compat import read_json_object, send_json
 
@@ -69,7 +70,7 @@ class AnthropicAdapter:
                 kind_for_status(status),
                 "upstream stream failed at once",
                 status=status,
-                body=_ENCODER.encode(translator.error),
+                body=_ENCODER.encode(redact_json(translator.error, call.provider.api_key)),
             )
         return _prepend(first, events)
 
@@ -78,19 +79,9 @@ class AnthropicAdapter:
         if call.stream:
             payload["stream"] = True
         url = f"{call.provider.base_url.rstrip('/')}/messages"
-        try:
-            return await send_json(self._client, call, url, self._headers(call), payload)
-        except UpstreamError as error:
-            if error.status is None:
-                raise
-            status, envelope = map_error(error.status, error.body)
-            raise UpstreamError(
-                kind_for_status(status),
-                error.message,
-                status=status,
-                body=_ENCODER.encode(envelope),
-                retry_after=error.retry_after,
-            ) from error
+        return await send_json(
+            self._client, call, url, self._headers(call), payload, shape=map_error
+        )
 
     @staticmethod
     def _headers(call: UpstreamCall) -> dict[str, str]:
@@ -166,12 +157,14 @@ def _usage_chunk(translator: StreamTranslator) -> dict[str, Any]:
 
 
 def _translate_event(translator: StreamTranslator, name: str, data: str) -> bytes:
+    """An event whose data is no JSON object is unusable: the stream cannot go on as if
+    nothing was lost (before the first byte a fallback may still answer)."""
     try:
         payload: Any = msgspec.json.decode(data)
-    except msgspec.DecodeError:
-        return b""
+    except (msgspec.DecodeError, RecursionError):
+        payload = None
     if not isinstance(payload, dict):
-        return b""
+        raise UpstreamError("invalid_response", "upstream sent an event that is not a JSON object")
     chunks = translator.feed(name or str(payload.get("type", "")), payload)
     return b"".join(encode_event(_ENCODER.encode(c)) for c in chunks)
 

@@ -4,15 +4,16 @@ mistral, custom (base URL + bearer key), and Azure OpenAI as a variant of it."""
 from __future__ import annotations
 
 import functools
-import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import aiohttp
 import httpx
 import msgspec
 
+from gateway.domain.model import Provider
 from gateway.upstream.base import UpstreamCall, UpstreamError, UpstreamReply, kind_for_status
+from gateway.upstream.error_body import ErrorBody, openai_envelope, read_error_body
 from gateway.upstream.http import UpstreamHTTP, body_chunks, parse_url, timeout_for
 from gateway.usage.openai_usage import usage_from_openai
 
@@ -47,6 +48,9 @@ class OpenAICompatAdapter:
 
     async def complete(self, call: UpstreamCall) -> UpstreamReply:
         body = await read_json_object(await self._send(call, ask_usage=False))
+        if "error" in body and "choices" not in body and "data" not in body:
+            # Some upstreams report a failure after a 200 (it was sent before the work began).
+            raise UpstreamError("invalid_response", "upstream answered an error with a 2xx status")
         model = body.get("model")
         return UpstreamReply(
             body=body,
@@ -56,6 +60,10 @@ class OpenAICompatAdapter:
 
     async def open_stream(self, call: UpstreamCall, ask_usage: bool) -> AsyncIterator[bytes]:
         response = await self._send(call, ask_usage=ask_usage)
+        if response.headers.get("content-encoding", "identity").lower() != "identity":
+            # Relayed as it is, a compressed stream would reach the client as garbage.
+            await response.aclose()
+            raise UpstreamError("invalid_response", "upstream compressed its stream unasked")
         chunks = body_chunks(response)
         try:
             first = await anext(chunks)
@@ -79,12 +87,21 @@ class OpenAICompatAdapter:
         )
 
 
+# How an adapter turns an upstream error body into (status for the client, envelope).
+ErrorShape = Callable[[int, ErrorBody], tuple[int, dict[str, Any]]]
+
+
+def openai_error(status: int, body: ErrorBody) -> tuple[int, dict[str, Any]]:
+    return status, openai_envelope(status, body)
+
+
 async def send_json(
     client: UpstreamHTTP,
     call: UpstreamCall,
     url: str,
     headers: dict[str, str],
     payload: dict[str, Any],
+    shape: ErrorShape = openai_error,
 ) -> httpx.Response:
     """POST a JSON body; a 2xx response comes back unread, anything else as UpstreamError."""
     timeout = timeout_for(call.provider.timeout_seconds, call.remaining_seconds)
@@ -94,31 +111,47 @@ async def send_json(
         raise classify_transport_error(exc) from exc
     if response.status_code < 300:
         return response
+    raise await http_error(response, call.provider, shape)
+
+
+async def http_error(
+    response: httpx.Response, provider: Provider, shape: ErrorShape
+) -> UpstreamError:
+    """A non-2xx answer as an UpstreamError whose body is an envelope safe to relay.
+
+    A redirect (never followed) and a refusal of the gateway's credentials end as the
+    gateway's own errors: their bodies are never read, let alone relayed.
+    """
+    status = response.status_code
+    kind = kind_for_status(status)
+    if kind == "invalid_response":
+        await response.aclose()
+        message = f"upstream answered a redirect (HTTP {status}), which is not followed"
+        return UpstreamError(kind, message)
+    if kind == "auth_rejected":
+        await response.aclose()
+        message = f"provider {provider.id} rejected the gateway's credentials (HTTP {status})"
+        return UpstreamError(kind, message)
     try:
-        body = redact(await read_all(response, limit=MAX_ERROR_BODY), call.provider.api_key)
+        raw = await read_all(response, limit=MAX_ERROR_BODY)
     except UpstreamError:
-        body = b""
+        raw = b""
     finally:
         await response.aclose()
-    raise UpstreamError(
-        kind_for_status(response.status_code),
+    body = read_error_body(
+        raw,
+        response.headers.get("content-type", ""),
+        response.headers.get("content-encoding"),
+        provider.api_key,
+    )
+    status, envelope = shape(status, body)
+    return UpstreamError(
+        kind_for_status(status),
         f"upstream answered HTTP {response.status_code}",
-        status=response.status_code,
-        body=body,
-        content_type=response.headers.get("content-type", "application/json"),
+        status=status,
+        body=_ENCODER.encode(envelope),
         retry_after=response.headers.get("retry-after"),
     )
-
-
-# A masked key as providers echo it ("sk-proj-ab****wxyz"): part of a key all the same.
-_MASKED_KEY = re.compile(rb"[A-Za-z0-9_\-]*\*{4,}[A-Za-z0-9_\-]*")
-
-
-def redact(body: bytes, api_key: str | None) -> bytes:
-    """An upstream error body relayed to the client carries no trace of the provider key."""
-    if api_key:
-        body = body.replace(api_key.encode(), b"[redacted]")
-    return _MASKED_KEY.sub(b"[redacted]", body)
 
 
 @functools.lru_cache(maxsize=256)
@@ -147,7 +180,7 @@ async def read_json_object(response: httpx.Response) -> dict[str, Any]:
         await response.aclose()
     try:
         body = msgspec.json.decode(raw)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:  # nesting deeper than msgspec goes
         raise UpstreamError("invalid_response", "upstream answered invalid JSON") from exc
     if not isinstance(body, dict):
         raise UpstreamError("invalid_response", "upstream answered a non-object")

@@ -312,17 +312,18 @@ def test_an_invalid_request_error_maps_to_a_400_envelope_unretried(
     assert row["error_class"] == "upstream_4xx" and row["http_status"] == 400
 
 
-def test_an_authentication_error_maps_to_401(
+def test_an_authentication_error_is_the_gateways_502_upstream_auth_failed(
     gateway: RunningGateway, upstream: FakeUpstream
 ) -> None:
     upstream.behave("claude-haiku", fail_always=401)
-    with pytest.raises(openai.AuthenticationError) as caught:
+    with pytest.raises(openai.InternalServerError) as caught:
         gateway.client().chat.completions.create(model="claude-chat", messages=MESSAGES)
     error = caught.value.body
-    assert isinstance(error, dict) and error["type"] == "authentication_error"
+    assert isinstance(error, dict) and error["code"] == "upstream_auth_failed"
+    assert error["type"] == "api_error" and caught.value.status_code == 502
     assert "sk-ant-test" not in json.dumps(error)
     (row,) = gateway.rows()
-    assert row["http_status"] == 401 and row["error_class"] == "upstream_4xx"
+    assert row["http_status"] == 502 and row["error_class"] == "upstream_auth"
 
 
 def test_overloaded_529_is_retried_then_answered(

@@ -7,7 +7,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.support.fake_shapes import Behavior, send_event, words
+from tests.support.fake_shapes import Behavior, raw_failure, send_event, words
 
 
 class AnthropicRoutes:
@@ -56,6 +56,8 @@ class AnthropicRoutes:
         status = behavior.fail_statuses.pop(0) if behavior.fail_statuses else behavior.fail_always
         if status is None:
             return None
+        if behavior.error_raw is not None:
+            return raw_failure(behavior, status)
         headers = {"retry-after": behavior.retry_after} if behavior.retry_after else {}
         body = behavior.error_body or _anthropic_error(
             ANTHROPIC_ERROR_TYPES.get(status, "api_error"), f"fake failure {status}"
@@ -76,6 +78,8 @@ class AnthropicRoutes:
             await send_event(response, "error", _anthropic_error(*behavior.stream_error))
             await response.write_eof()
             return response
+        if behavior.inject_at == 0:
+            await response.write(behavior.inject)
         start = {**usage, "output_tokens": 1}
         message: dict[str, Any] = {
             "id": "msg_fake",
@@ -146,6 +150,8 @@ class AnthropicRoutes:
                 assert request.transport is not None
                 request.transport.abort()
                 return False
+            if index == behavior.inject_at and index > 0:
+                await response.write(behavior.inject)
             if behavior.stream_error_after is not None and index >= behavior.stream_error_after:
                 await send_event(response, "error", _anthropic_error(*behavior.stream_error))
                 await response.write_eof()

@@ -21,12 +21,17 @@ class Behavior:
     fail_always: int | None = None
     retry_after: str | None = None
     error_body: dict[str, Any] | None = None
+    error_raw: bytes | None = None  # a failure's body sent as is (compressed, HTML, ...)
+    error_headers: dict[str, str] = field(default_factory=dict)  # e.g. content-encoding
     stream_pieces: list[str] | None = None  # default: content split in words
     cut_after: int | None = None  # stream: drop the connection after N content chunks
     hang_seconds: float = 0.0  # sleep before answering anything (timeouts)
     tool_call: bool = False
     chunk_delay_ms: float = 0.0  # stream: pause between chunks
     raw_answer: bytes | None = None  # answered as is with status 200 (e.g. not JSON)
+    inject: bytes = b""  # stream: raw SSE bytes written before content piece `inject_at`
+    inject_at: int | None = None  # 0: before the very first event
+    gzip_stream: bool = False  # stream: compressed, whatever the request's accept-encoding
     # Anthropic only: cache writes, the streamed tool input, in-stream error events.
     cache_write_tokens: int = 0
     tool_json_pieces: list[str] = field(default_factory=lambda: ['{"q": ', '"x"}'])
@@ -42,6 +47,14 @@ class Received:
     headers: dict[str, str]
     body: dict[str, Any]
     query: dict[str, str]
+
+
+def raw_failure(behavior: Behavior, status: int) -> web.Response:
+    """A failure answered with ``error_raw`` and ``error_headers`` exactly as given."""
+    headers = {"content-type": "application/json", **behavior.error_headers}
+    if behavior.retry_after:
+        headers["retry-after"] = behavior.retry_after
+    return web.Response(body=behavior.error_raw, status=status, headers=headers)
 
 
 def usage_of(behavior: Behavior) -> dict[str, Any]:
