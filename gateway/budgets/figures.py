@@ -42,6 +42,11 @@ class Amounts:
     tokens: int
     cost: Decimal
 
+    def __add__(self, other: Amounts) -> Amounts:
+        return Amounts(
+            self.requests + other.requests, self.tokens + other.tokens, self.cost + other.cost
+        )
+
     def __sub__(self, other: Amounts) -> Amounts:
         return Amounts(
             self.requests - other.requests, self.tokens - other.tokens, self.cost - other.cost
