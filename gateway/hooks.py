@@ -31,11 +31,15 @@ class BudgetGate(Protocol):
         configuration: Configuration,
         request: InboundRequest,
         models: Callable[[], Sequence[Model]],
+        *,
+        fallback: bool = False,
     ) -> Reservation | None:
         """Hold the call's worst case, atomically; raise BudgetExceeded to refuse it.
 
         ``models`` gives the models the call may end on (the primary's, then the
-        fallbacks'); it is only asked for when a budget applies.
+        fallbacks'); it is only asked for when a budget applies. With ``fallback``
+        the configuration is a fallback reached by the call: only its own budget
+        is held, and charged only if it is what served.
         """
         ...
 
@@ -67,6 +71,8 @@ class NoBudgets:
         configuration: Configuration,
         request: InboundRequest,
         models: Callable[[], Sequence[Model]],
+        *,
+        fallback: bool = False,
     ) -> Reservation | None:
         return None
 
