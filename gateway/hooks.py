@@ -43,6 +43,10 @@ class BudgetGate(Protocol):
         """
         ...
 
+    async def count_hit(self, key: ApiKey | None, configuration: Configuration) -> None:
+        """Charge a cached answer as one request; raise BudgetExceeded past a request budget."""
+        ...
+
     async def settle(self, reservation: Reservation, record: TelemetryRecord) -> None:
         """Replace the hold by the call's actual figures (release it when nothing answered)."""
         ...
@@ -55,12 +59,19 @@ class CachedAnswer:
 
 
 class ResponseCache(Protocol):
+    """``key_id`` is the calling key's id (None without auth); a configuration whose cache
+    is scoped to the key keeps one answer per key."""
+
     async def lookup(
-        self, configuration: Configuration, request: InboundRequest
+        self, configuration: Configuration, request: InboundRequest, key_id: str | None
     ) -> CachedAnswer | None: ...
 
     async def store(
-        self, configuration: Configuration, request: InboundRequest, answer: CachedAnswer
+        self,
+        configuration: Configuration,
+        request: InboundRequest,
+        key_id: str | None,
+        answer: CachedAnswer,
     ) -> None: ...
 
 
@@ -76,17 +87,24 @@ class NoBudgets:
     ) -> Reservation | None:
         return None
 
+    async def count_hit(self, key: ApiKey | None, configuration: Configuration) -> None:
+        return None
+
     async def settle(self, reservation: Reservation, record: TelemetryRecord) -> None:
         return None
 
 
 class NoCache:
     async def lookup(
-        self, configuration: Configuration, request: InboundRequest
+        self, configuration: Configuration, request: InboundRequest, key_id: str | None
     ) -> CachedAnswer | None:
         return None
 
     async def store(
-        self, configuration: Configuration, request: InboundRequest, answer: CachedAnswer
+        self,
+        configuration: Configuration,
+        request: InboundRequest,
+        key_id: str | None,
+        answer: CachedAnswer,
     ) -> None:
         return None

@@ -104,8 +104,10 @@ class Pipeline:
             self._permit(configuration, key)
             cacheable = configuration.cache is not None and not ctx.request.cache_bypass
             if cacheable:  # before any decision: a hit routes nothing
-                hit = await self._cache.lookup(configuration, ctx.request)
+                hit = await self._cache.lookup(configuration, ctx.request, ctx.api_key_id)
                 if hit is not None:
+                    # One request served: request budgets count it (and refuse past them).
+                    await self._budgets.count_hit(key, configuration)
                     return self._answer_cached(ctx, configuration, hit)
             primary = self._primary(ctx, configuration)
             reservation = await self._reserve(key, configuration, ctx, primary)
@@ -114,9 +116,8 @@ class Pipeline:
             )
             answer, plain = self._answer_whole(ctx, reply, target, keep_plain=cacheable)
             if plain is not None:
-                await self._cache.store(
-                    configuration, ctx.request, CachedAnswer(plain, reply.response_model)
-                )
+                kept = CachedAnswer(plain, reply.response_model)
+                await self._cache.store(configuration, ctx.request, ctx.api_key_id, kept)
             return answer
         except UpstreamRejected as rejected:
             return self._rejected(ctx, rejected)
