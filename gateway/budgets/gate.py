@@ -13,6 +13,7 @@ the call: a value that breaks a statement must not pass a budget unchecked.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ log = logging.getLogger(__name__)
 
 ADMIT = "admit"
 REFUSE = "refuse"
+FINAL_CHARGE_SECONDS = 5.0
 
 
 def hold_seconds_for(request_timeout_seconds: float) -> float:
@@ -212,4 +214,17 @@ class DatabaseBudgets:
         await self.upkeep.start()
 
     async def stop(self) -> None:
+        """Stop the background work; on the way out, try once more to charge what an outage
+        left in memory (it is lost with the process otherwise)."""
         await self.upkeep.stop()
+        recovery = self.recovery
+        if recovery.idle:
+            return
+        try:
+            await asyncio.wait_for(recovery.charge_all(), FINAL_CHARGE_SECONDS)
+        except Exception as error:
+            log.error(
+                "budget use of %d call(s) from an outage was never charged: %s",
+                recovery.pending_calls,
+                describe_error(error),
+            )

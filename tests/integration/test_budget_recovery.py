@@ -52,3 +52,18 @@ async def test_the_first_statement_that_reaches_the_database_cuts_the_backoff_sh
         assert used == Amounts(2, 0, Decimal(0))  # the owed request and the held one
     finally:
         await gate.stop()
+
+
+async def test_a_process_that_stops_charges_what_an_outage_left_before_it_goes(
+    engine: AsyncEngine,
+) -> None:
+    gate = DatabaseBudgets(engine, CharEstimateCounter(), hold_seconds=60)
+    with refused_connections(engine):
+        await engine.dispose()
+        unchecked = await gate.reserve(None, TEN_A_DAY, REQUEST, list)
+    assert unchecked is not None and not gate.recovery.ledger.is_empty
+    await gate.stop()  # its background task never ran
+    ticket = unchecked.token
+    assert isinstance(ticket, Ticket)
+    assert gate.recovery.ledger.is_empty
+    assert await gate.store.used(ticket.keys[0]) == Amounts(1, 0, Decimal(0))
