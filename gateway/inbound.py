@@ -17,6 +17,18 @@ from gateway.domain.model import Capability, Operation
 from gateway.routing.operation import classify
 
 _IMAGE_PART_TYPES = frozenset({"image_url", "image", "input_image"})
+# The fields a budget hold multiplies, with the range a request may ask for. Tokens stop at
+# 2**31 - 1 (int32, which every upstream parses, and the usual "no limit" sentinel); no model
+# generates near that. Choices stop at 128, OpenAI's own bound. Within these a worst case fits
+# the budget counters on every database, so a huge value cannot turn into a database error.
+MAX_TOKENS_BOUND = 2**31 - 1
+MAX_CHOICES = 128
+_BOUNDED = {
+    "max_tokens": MAX_TOKENS_BOUND,
+    "max_completion_tokens": MAX_TOKENS_BOUND,
+    "n": MAX_CHOICES,
+}
+_BOUNDED_COMPLETIONS = {**_BOUNDED, "best_of": MAX_CHOICES}
 
 
 class Endpoint(StrEnum):
@@ -38,8 +50,17 @@ class InboundRequest:
 
     @property
     def max_tokens(self) -> int | None:
-        value = self.body.get("max_completion_tokens", self.body.get("max_tokens"))
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
+        """``max_completion_tokens``, else ``max_tokens``; a null one counts as absent."""
+        for name in ("max_completion_tokens", "max_tokens"):
+            value = self.body.get(name)
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+        return None
+
+    def count_of(self, name: str) -> int:
+        """``n`` or ``best_of`` as a multiplier: 1 when absent or null (checked at parsing)."""
+        value = self.body.get(name)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 1
 
 
 def parse_inbound(endpoint: Endpoint, raw: bytes) -> InboundRequest:
@@ -86,11 +107,23 @@ def _operation_of(
             raise InvalidRequest(
                 "'prompt' is required (a string, an array, or null).", param="prompt"
             )
+        _check_bounds(body, _BOUNDED_COMPLETIONS)
         return classify("completions", stream=stream)
+    _check_bounds(body, _BOUNDED)
     has_tools = _check_messages_and_tools(body)
     return classify(
         "chat", stream=stream, has_tools=has_tools, has_image=_has_image(body["messages"])
     )
+
+
+def _check_bounds(body: dict[str, Any], bounds: dict[str, int]) -> None:
+    """Integers in 1..bound, or null (absent); checked before any budget is held."""
+    for name, bound in bounds.items():
+        value = body.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= bound:
+            raise InvalidRequest(f"'{name}' must be an integer from 1 to {bound}.", param=name)
 
 
 def _check_input(body: dict[str, Any]) -> None:

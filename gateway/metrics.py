@@ -61,6 +61,12 @@ class Metrics:
             "Calls admitted without a budget check while the database was unreachable.",
             registry=self.registry,
         )
+        self.budget_pending = Gauge(
+            "gateway_budget_pending_calls",
+            "Calls whose budget use is kept in memory until the database takes it"
+            " (admitted during an outage, or their settlement failed).",
+            registry=self.registry,
+        )
         self.queue_depth = Gauge(
             "gateway_telemetry_queue_depth",
             "Telemetry rows waiting to be written.",

@@ -74,6 +74,7 @@ class Runtime:
             self.engine,
             self.counter,
             hold_seconds=hold_seconds_for(config.server.request_timeout_seconds),
+            on_outage=config.budgets.on_database_outage,
         )
         self.cache = StoredResponseCache(
             make_store(config.cache, self.engine), fingerprints=configuration_fingerprints(config)
@@ -113,3 +114,4 @@ class Runtime:
         metrics.dropped_rows.set(self.writer.dropped)
         metrics.history_read_failures.set(self.signals.history_read_failures)
         metrics.budget_unchecked.set(self.budgets.unchecked)
+        metrics.budget_pending.set(self.budgets.recovery.pending_calls)

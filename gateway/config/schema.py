@@ -66,6 +66,16 @@ class CacheStore(StrEnum):
     REDIS = "redis"
 
 
+class CacheScope(StrEnum):
+    CONFIGURATION = "configuration"  # one answer for every key allowed the configuration
+    KEY = "key"  # the key's id joins the cache key
+
+
+class OutagePolicy(StrEnum):
+    ADMIT = "admit"
+    REFUSE = "refuse"
+
+
 Id = Annotated[str, NonEmpty(), Identifier()]
 NonNegInt = Annotated[int, Ge(0)]
 PosInt = Annotated[int, Gt(0)]
@@ -96,6 +106,10 @@ class TelemetrySchema(Section):
 class CacheStoreSchema(Section):
     store: CacheStore = CacheStore.DATABASE
     redis_url: Annotated[str, NonEmpty()] | None = None
+
+
+class BudgetsSchema(Section):
+    on_database_outage: OutagePolicy = OutagePolicy.ADMIT
 
 
 class LimitsSchema(Section):
@@ -185,6 +199,7 @@ class CriteriaSchema(Section):
 
 class ResponseCacheSchema(Section):
     ttl_seconds: PosInt
+    scope: CacheScope = CacheScope.CONFIGURATION
 
 
 class ConfigurationSchema(Section):
@@ -204,6 +219,7 @@ class FileSchema(Section):
     telemetry: TelemetrySchema = msgspec.field(default_factory=TelemetrySchema)
     expose_models: bool = False
     cache: CacheStoreSchema = msgspec.field(default_factory=CacheStoreSchema)
+    budgets: BudgetsSchema = msgspec.field(default_factory=BudgetsSchema)
     auth: AuthSchema = msgspec.field(default_factory=AuthSchema)
     routing: RoutingSchema = msgspec.field(default_factory=RoutingSchema)
     health: HealthSchema = msgspec.field(default_factory=HealthSchema)

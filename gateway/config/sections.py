@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from gateway.config.schema import BudgetSchema, FileSchema, LimitsSchema
 from gateway.domain.model import BudgetLimits, BudgetSpec, RoutingSettings
 from gateway.domain.settings import (
+    BudgetSettings,
     CircuitBreakerSettings,
     DatabaseSettings,
     HealthSettings,
@@ -20,6 +21,7 @@ class Sections:
     server: ServerSettings
     database: DatabaseSettings
     telemetry: TelemetrySettings
+    budgets: BudgetSettings
     routing: RoutingSettings
     health: HealthSettings
     circuit_breaker: CircuitBreakerSettings
@@ -39,6 +41,7 @@ def resolve_sections(file: FileSchema) -> Sections:
         telemetry=TelemetrySettings(
             enabled=file.telemetry.enabled, retention_days=file.telemetry.retention_days
         ),
+        budgets=BudgetSettings(on_database_outage=file.budgets.on_database_outage.value),
         routing=RoutingSettings(
             policy_mode=routing.policy_mode,
             call_history=routing.call_history,

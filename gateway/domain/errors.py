@@ -9,8 +9,10 @@ GatewayError
 ├── RequestTooLarge         413 invalid_request_error   request_too_large
 ├── BudgetExceeded          429 rate_limit_error        budget_exceeded
 ├── RateLimited             429 rate_limit_error        rate_limited
+├── BudgetCheckFailed       500 api_error               internal_error
 ├── UpstreamFailed          502 api_error               upstream_error
 ├── UpstreamAuthFailed      502 api_error               upstream_auth_failed
+├── BudgetUnavailable       503 api_error               budget_unavailable
 └── UpstreamTimedOut        504 api_error               upstream_timeout
 """
 
@@ -128,6 +130,20 @@ class RateLimited(GatewayError):
 
     def headers(self) -> dict[str, str]:
         return {"retry-after": self.retry_after} if self.retry_after else {}
+
+
+class BudgetCheckFailed(GatewayError):
+    """The budget check hit a database error that is not an outage: the call is refused."""
+
+    error_class = "budget_error"
+
+
+class BudgetUnavailable(GatewayError):
+    """The budget database is down and ``budgets.onDatabaseOutage`` is ``refuse``."""
+
+    status = 503
+    code = "budget_unavailable"
+    error_class = "budget_unavailable"
 
 
 class UpstreamFailed(GatewayError):

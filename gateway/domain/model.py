@@ -121,6 +121,7 @@ class BudgetSpec:
 @dataclass(frozen=True, slots=True)
 class CacheSpec:
     ttl_seconds: int
+    scope: str = "configuration"  # configuration | key
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,6 +39,11 @@ class CacheStoreSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class BudgetSettings:
+    on_database_outage: str = "admit"  # admit | refuse
+
+
+@dataclass(frozen=True, slots=True)
 class ApiKey:
     id: str
     key_hash: str = field(repr=False)  # hex SHA-256 of the key, never the key
@@ -73,6 +78,7 @@ class GatewayConfig:
     telemetry: TelemetrySettings = TelemetrySettings()
     expose_models: bool = False
     cache: CacheStoreSettings = CacheStoreSettings()
+    budgets: BudgetSettings = BudgetSettings()
     auth: AuthSettings = AuthSettings()
     routing: RoutingSettings = RoutingSettings()
     health: HealthSettings = HealthSettings()

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from gateway.domain.errors import (
+    BudgetExceeded,
     GatewayError,
     NoEligibleModel,
     RateLimited,
@@ -27,6 +28,8 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 Dispatch = Callable[[Adapter, UpstreamCall], Awaitable[T]]
 UpstreamObserver = Callable[[str, float, str | None], None]  # provider id, seconds, error kind
+# Holds a fallback's own budget before it is tried; raises BudgetExceeded to skip it.
+FallbackAdmission = Callable[[Resolution], Awaitable[None]]
 
 
 class UpstreamRejected(Exception):
@@ -52,18 +55,32 @@ class Attempts:
         self._observe = observe
 
     async def run(
-        self, ctx: CallContext, primary: Resolution, dispatch: Dispatch[T]
+        self,
+        ctx: CallContext,
+        primary: Resolution,
+        dispatch: Dispatch[T],
+        admit_fallback: FallbackAdmission | None = None,
     ) -> tuple[T, Target]:
+        """A fallback its budget refuses is not attempted; when nothing is attempted after
+        it, that refusal is the answer."""
         failures: list[tuple[Resolution, UpstreamError | None]] = []
         fallbacks = self._resolver.fallbacks(primary.configuration, ctx.request)
         plan: list[Configuration | Resolution] = [primary, *fallbacks]
+        refused: BudgetExceeded | None = None
         for index, step in enumerate(plan):
             resolution = self._resolver.resolved(step, ctx.request)
             target = resolution.target
             if target is None:
                 failures.append((resolution, None))
                 continue
-            if index > 0:  # ROUTING.md: fallback_attempts counts the sibling dispatches
+            if index > 0 and admit_fallback is not None:
+                try:
+                    await admit_fallback(resolution)
+                except BudgetExceeded as error:
+                    refused = error
+                    continue
+            refused = None
+            if index > 0:  # fallback_attempts counts the sibling dispatches
                 ctx.record.fallback_attempts += 1
             note_attempt(ctx.record, target)
             try:
@@ -75,6 +92,8 @@ class Attempts:
                 continue
             note_served(ctx.record, target)
             return result, target
+        if refused is not None:
+            raise refused
         raise _final_error(ctx, failures)
 
     async def _with_retries(self, ctx: CallContext, target: Target, dispatch: Dispatch[T]) -> T:

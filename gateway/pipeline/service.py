@@ -28,7 +28,7 @@ from gateway.hooks import (
 )
 from gateway.inbound import InboundRequest
 from gateway.pipeline.accounting import account_estimated, account_reported, output_text_of
-from gateway.pipeline.attempts import Attempts, UpstreamRejected
+from gateway.pipeline.attempts import Attempts, FallbackAdmission, UpstreamRejected
 from gateway.pipeline.context import CallContext, Target, note_decision
 from gateway.pipeline.resolve import Resolution, Resolver
 from gateway.pipeline.stream import StreamRelay
@@ -104,17 +104,20 @@ class Pipeline:
             self._permit(configuration, key)
             cacheable = configuration.cache is not None and not ctx.request.cache_bypass
             if cacheable:  # before any decision: a hit routes nothing
-                hit = await self._cache.lookup(configuration, ctx.request)
+                hit = await self._cache.lookup(configuration, ctx.request, ctx.api_key_id)
                 if hit is not None:
+                    # One request served: request budgets count it (and refuse past them).
+                    await self._budgets.count_hit(key, configuration)
                     return self._answer_cached(ctx, configuration, hit)
             primary = self._primary(ctx, configuration)
             reservation = await self._reserve(key, configuration, ctx, primary)
-            reply, target = await self._attempts.run(ctx, primary, _complete)
+            reply, target = await self._attempts.run(
+                ctx, primary, _complete, self._fallback_admission(key, ctx)
+            )
             answer, plain = self._answer_whole(ctx, reply, target, keep_plain=cacheable)
             if plain is not None:
-                await self._cache.store(
-                    configuration, ctx.request, CachedAnswer(plain, reply.response_model)
-                )
+                kept = CachedAnswer(plain, reply.response_model)
+                await self._cache.store(configuration, ctx.request, ctx.api_key_id, kept)
             return answer
         except UpstreamRejected as rejected:
             return self._rejected(ctx, rejected)
@@ -139,7 +142,9 @@ class Pipeline:
             self._permit(configuration, key)
             primary = self._primary(ctx, configuration)
             reservation = await self._reserve(key, configuration, ctx, primary)
-            opened, target = await self._attempts.run(ctx, primary, _open_stream)
+            opened, target = await self._attempts.run(
+                ctx, primary, _open_stream, self._fallback_admission(key, ctx)
+            )
         except UpstreamRejected as rejected:
             return await self._ended(ctx, reservation, self._rejected(ctx, rejected))
         except GatewayError as error:
@@ -178,15 +183,34 @@ class Pipeline:
 
         return await self._budgets.reserve(key, configuration, ctx.request, models)
 
+    def _fallback_admission(self, key: ApiKey | None, ctx: CallContext) -> FallbackAdmission:
+        """A fallback reached with a budget of its own is held on it before it is tried."""
+
+        async def admit(resolution: Resolution) -> None:
+            models = [resolution.target.model] if resolution.target is not None else []
+            held = await self._budgets.reserve(
+                key, resolution.configuration, ctx.request, lambda: models, fallback=True
+            )
+            if held is not None:
+                ctx.fallback_holds.append(held)
+
+        return admit
+
     async def end(self, ctx: CallContext, reservation: Reservation | None) -> None:
-        """Record the row, then settle the budget hold by the actual figures.
+        """Record the row, then settle the budget holds by the actual figures.
 
         The row goes first and synchronously, so nothing after it (a client hanging up
         mid-settle) can lose it; the settle is shielded from such a cancellation.
         """
         self._record(ctx)
-        if reservation is not None:
-            await asyncio.shield(self._budgets.settle(reservation, ctx.record))
+        holds = [reservation] if reservation is not None else []
+        holds.extend(ctx.fallback_holds)
+        if holds:
+            await asyncio.shield(self._settle_all(holds, ctx.record))
+
+    async def _settle_all(self, holds: list[Reservation], record: TelemetryRecord) -> None:
+        for held in holds:
+            await self._budgets.settle(held, record)
 
     def _record(self, ctx: CallContext) -> None:
         record = ctx.record

@@ -12,6 +12,7 @@ from gateway.domain import errors
 from gateway.domain.errors import GatewayError, NoEligibleModel
 from gateway.pipeline.stream import _error_event
 from gateway.upstream.anthropic_errors import error_envelope, map_error
+from gateway.upstream.error_body import read_error_body
 from tests.support.openai_schema import assert_valid
 
 # Classes whose constructor needs more than a message.
@@ -61,11 +62,13 @@ def test_each_gateway_error_envelope_is_an_error_response(error: GatewayError) -
 def test_anthropic_errors_become_error_responses(status: int) -> None:
     assert_valid(error_envelope(status, "m", "overloaded_error"), "ErrorResponse")
     assert_valid(error_envelope(status, "m", None), "ErrorResponse")
-    for body in (b'{"type":"error","error":{"type":"x","message":"y"}}', b"not json", b""):
-        _, envelope = map_error(status, body)
+    for raw in (b'{"type":"error","error":{"type":"x","message":"y"}}', b"not json", b""):
+        _, envelope = map_error(status, read_error_body(raw, "application/json", None, None))
         assert_valid(envelope, "ErrorResponse")
 
 
-def test_the_mid_stream_error_event_is_an_error_response() -> None:
-    payload = json.loads(_error_event("cut").decode().removeprefix("data: "))
+@pytest.mark.parametrize("code", ["stream_cut", "invalid_upstream_response"])
+def test_the_mid_stream_error_event_is_an_error_response(code: str) -> None:
+    payload = json.loads(_error_event("cut", code).decode().removeprefix("data: "))
     assert_valid(payload, "ErrorResponse")
+    assert payload["error"]["code"] == code

@@ -10,6 +10,7 @@ import msgspec
 
 from gateway.budgets.figures import (
     DEFAULT_MAX_OUTPUT_TOKENS,
+    MAX_HELD_COST,
     NOTHING,
     Amounts,
     actual_amounts,
@@ -146,3 +147,25 @@ def test_refusal_names_the_measure_that_is_used_up() -> None:
     assert "daily tokens budget of 1000 tokens" in error.message
     error = refusal(line, Amounts(1, 100, Decimal(0)), Amounts(10, 10, Decimal(0)), NOW)
     assert "daily requests budget of 10 requests" in error.message
+
+
+def test_a_null_max_completion_tokens_leaves_max_tokens_bounding_the_hold() -> None:
+    request = _request(max_completion_tokens=None, max_tokens=100_000)
+    assert worst_case(request, PRICED, COUNTER).tokens == _prompt_only(request) + 100_000
+
+
+def test_best_of_on_completions_holds_every_generated_choice() -> None:
+    request = _request(Endpoint.COMPLETIONS, prompt="p" * 40, max_tokens=50, n=2, best_of=5)
+    prompt = count_request_tokens(COUNTER, request.body, "completion", "small-model")
+    assert worst_case(request, PRICED, COUNTER).tokens == prompt + 250
+
+
+def test_a_worst_case_dearer_than_a_counter_holds_is_held_at_the_column_limit() -> None:
+    dear = Model(
+        id="dear",
+        provider="p",
+        name="dear",
+        price=Price(input=Decimal("1000"), output=Decimal("1000")),
+    )
+    request = _request(max_tokens=2**31 - 1, n=128)
+    assert worst_case(request, dear, COUNTER).cost == MAX_HELD_COST
