@@ -195,6 +195,11 @@ def _configuration(
         criteria=_criteria(entry.criteria),
         budget=to_budget(entry.budget),
         cache=CacheSpec(ttl_seconds=entry.cache.ttl_seconds) if entry.cache else None,
+        operation_capability_enforcement=(
+            entry.operation_capability_enforcement.value
+            if entry.operation_capability_enforcement is not None
+            else None
+        ),
     )
 
 

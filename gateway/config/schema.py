@@ -196,6 +196,8 @@ class ConfigurationSchema(Section):
     criteria: CriteriaSchema | None = None
     budget: BudgetSchema | None = None
     cache: ResponseCacheSchema | None = None
+    # None: routing.operationCapabilityEnforcement decides.
+    operation_capability_enforcement: Enforcement | None = None
 
 
 class FileSchema(Section):

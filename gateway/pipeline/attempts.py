@@ -164,10 +164,7 @@ def _nothing_attempted_class(failures: list[tuple[Resolution, UpstreamError | No
 
 
 def _caller_fault(failures: list[tuple[Resolution, UpstreamError | None]]) -> bool:
-    decisions = [r.decision for r, _ in failures]
-    return bool(decisions) and all(
-        d is not None and d.all_refusals_operation_capability() for d in decisions
-    )
+    return bool(failures) and all(r.refused_for_capability for r, _ in failures)
 
 
 def _refusal_message(name: str, failures: list[tuple[Resolution, UpstreamError | None]]) -> str:
@@ -179,6 +176,10 @@ def _refusal_message(name: str, failures: list[tuple[Resolution, UpstreamError |
                 {f"{r.model.id}: {r.reason.value}" for r in resolution.decision.rejected}
             )
             parts.append(f"{cid} [{', '.join(reasons) or 'no active models'}]")
+        elif resolution.missing:
+            needed = ", ".join(sorted(resolution.missing))
+            model = resolution.configuration.model
+            parts.append(f"{cid} [{model}: OPERATION_CAPABILITY_MISSING, lacks {needed}]")
         else:
             parts.append(f"{cid} [{error.kind if error else resolution.failure}]")
     return f"No eligible model for configuration '{name}': " + "; ".join(parts)

@@ -51,6 +51,8 @@ class CallObserver(Protocol):
         self, operation: str, status: int, seconds: float, error_class: str | None
     ) -> None: ...
 
+    def observe_capability_warning(self, configuration: str) -> None: ...
+
 
 @dataclass(slots=True)
 class Answer:
@@ -216,6 +218,14 @@ class Pipeline:
         primary = self._resolver.resolve(configuration, ctx.request)
         if primary.decision is not None:
             note_decision(ctx.record, primary.decision)
+        if primary.warnings:  # operationCapabilityEnforcement: observe
+            self._observer.observe_capability_warning(configuration.id)
+            log.warning(
+                "call %s to %s sent anyway (observe): %s",
+                ctx.correlation_id,
+                configuration.id,
+                "; ".join(primary.warnings),
+            )
         return primary
 
     def _answer_whole(

@@ -12,7 +12,7 @@ from decimal import Decimal
 from gateway.domain.model import Capability, Configuration, Model, Operation, PolicyMode, Provider
 from gateway.domain.signals import HistoryFigures, HistoryKey
 from gateway.routing.decision import SIGNAL_NAMES, Candidate, Decision
-from gateway.routing.eligibility import Rejection, check
+from gateway.routing.eligibility import Rejection, check, enforcement_for
 from gateway.routing.signals import (
     NEUTRAL,
     RATIO_BOUND,
@@ -113,7 +113,7 @@ def _screen(
 ) -> tuple[list[_Entry], list[Rejection], int]:
     """Discovery (active models, config order) and eligibility."""
     criteria = configuration.criteria
-    enforcement = snapshot.routing.operation_capability_enforcement
+    enforcement = enforcement_for(configuration, snapshot.routing)
     eligible: list[_Entry] = []
     rejected: list[Rejection] = []
     considered = 0
