@@ -61,6 +61,11 @@ class Enforcement(StrEnum):
     OBSERVE = "observe"
 
 
+class LogFormat(StrEnum):
+    TEXT = "text"
+    JSON = "json"
+
+
 class CacheStore(StrEnum):
     DATABASE = "database"
     REDIS = "redis"
@@ -82,6 +87,7 @@ class ServerSchema(Section):
     workers: Annotated[int, Ge(1)] = 1
     max_body_bytes: PosInt = 16_777_216
     request_timeout_seconds: Annotated[float, Gt(0)] = 600.0
+    log_format: LogFormat = LogFormat.TEXT
 
 
 class DatabaseSchema(Section):

@@ -117,7 +117,7 @@ class Attempts:
             if not failure.retryable:
                 self._breakers.record_success(provider.id)  # it answered: the fault is ours
                 raise failure
-            self._breakers.record_failure(provider.id, time.monotonic())
+            self._failed(ctx, target, failure)
             last = failure
             if should_retry(failure, attempt, provider.max_retries):
                 delay = retry_delay(attempt, failure.retry_after)
@@ -127,6 +127,25 @@ class Attempts:
                     await asyncio.sleep(delay)
                     continue
             raise failure
+
+    def _failed(self, ctx: CallContext, target: Target, failure: UpstreamError) -> None:
+        """A retryable upstream failure: counted by the circuit, one warning line each."""
+        provider = target.provider.id
+        status = f" (HTTP {failure.status})" if failure.status is not None else ""
+        log.warning(
+            "upstream %s failed for model %s: %s%s, call %s",
+            provider,
+            target.model.id,
+            failure.kind,
+            status,
+            ctx.correlation_id,
+        )
+        if self._breakers.record_failure(provider, time.monotonic()):
+            log.warning(
+                "circuit opened for provider %s: its calls are refused for %g s",
+                provider,
+                self._breakers.cooldown_seconds,
+            )
 
 
 def _final_error(
