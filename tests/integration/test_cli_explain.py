@@ -131,6 +131,9 @@ def test_cli_refuses_an_unknown_configuration_or_operation(
     code, out, err = setup.run(capsys, "explain", "nope", "--operation", "chat")
     assert (code, out) == (2, "")
     assert "Unknown configuration 'nope'" in err
+    code, out, err = setup.run(capsys, "explain", "route", "--operation", "chat")
+    assert (code, out) == (2, "")
+    assert "Unknown configuration 'route'. Valid configurations: routed, " in err
     code, out, err = setup.run(capsys, "explain", "routed", "--operation", "dance")
     assert (code, out) == (1, "")
     assert "Unknown operation 'dance'" in err
