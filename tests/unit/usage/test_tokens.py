@@ -227,3 +227,15 @@ def test_malformed_chat_body_counts_what_it_can() -> None:
     assert count_request_tokens(_WordCounter(), {"messages": "nope"}, "chat", "m") == 0
     body = {"messages": [None, "x", {"role": 5, "content": {"a": 1}}]}
     assert count_request_tokens(_WordCounter(), body, "chat", "m") == 3 + 3
+
+
+def test_a_test_needing_exact_counts_fails_naming_tiktoken_and_the_variable(
+    no_encodings: Path,
+) -> None:
+    from tests.support.encodings import require_encodings
+
+    with pytest.raises(pytest.fail.Exception) as failed:
+        require_encodings()
+    message = str(failed.value)
+    assert "tiktoken" in message and f"TIKTOKEN_CACHE_DIR={no_encodings}" in message
+    assert "cl100k_base, o200k_base" in message and "gateway tokenizer fetch" in message
