@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import logging.config
+import sys
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -25,6 +26,22 @@ class AlembicChatter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         return not (record.levelno <= logging.INFO and record.getMessage().startswith(_CHATTER))
+
+
+class StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is when a line is emitted (a redirect, a test's
+    capture), not to the stream that was current when logging was configured."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        return None
 
 
 class JsonFormatter(logging.Formatter):
@@ -59,10 +76,9 @@ def logging_config(log_format: LogFormat = "text", level: str = "INFO") -> dict[
         "filters": {"alembic_chatter": {"()": f"{__name__}.AlembicChatter"}},
         "handlers": {
             "stderr": {
-                "class": "logging.StreamHandler",
+                "()": f"{__name__}.StderrHandler",
                 "formatter": "gateway",
                 "filters": ["alembic_chatter"],
-                "stream": "ext://sys.stderr",
             }
         },
         "root": {"level": level, "handlers": ["stderr"]},
