@@ -1,16 +1,20 @@
 """How the process logs: one handler on stderr, plain text or JSON lines (``server.logFormat``).
 
 The same ``dictConfig`` is handed to uvicorn, which applies it in every worker process, so
-the gateway's lines, uvicorn's and the libraries' all share one format. Access lines
+the gateway's lines, uvicorn's and the libraries' all share one format. Lines are
+formatted where they are logged and written to stderr by a thread of their own. Access lines
 (logger ``gateway.access``) carry their fields in ``extra={"http": {...}}``; the JSON
 format puts them at the top level of the object.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import logging.config
+import logging.handlers
+import queue
 import sys
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -42,6 +46,30 @@ class StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
     @stream.setter
     def stream(self, value: Any) -> None:
         return None
+
+
+_listener: logging.handlers.QueueListener | None = None
+
+
+def queued_stderr() -> logging.Handler:
+    """A handler that formats on the caller's thread and writes to stderr on another, so a
+    slow reader of stderr never stalls the event loop. One listener per process: a new
+    configuration stops (and drains) the previous one."""
+    global _listener
+    drain()
+    lines: queue.SimpleQueue[logging.LogRecord] = queue.SimpleQueue()
+    _listener = logging.handlers.QueueListener(lines, StderrHandler())
+    _listener.start()
+    return logging.handlers.QueueHandler(lines)
+
+
+@atexit.register
+def drain() -> None:
+    """Write out every line logged so far and stop the writer thread (at exit)."""
+    global _listener
+    if _listener is not None:
+        _listener.stop()
+        _listener = None
 
 
 class JsonFormatter(logging.Formatter):
@@ -76,7 +104,7 @@ def logging_config(log_format: LogFormat = "text", level: str = "INFO") -> dict[
         "filters": {"alembic_chatter": {"()": f"{__name__}.AlembicChatter"}},
         "handlers": {
             "stderr": {
-                "()": f"{__name__}.StderrHandler",
+                "()": f"{__name__}.queued_stderr",
                 "formatter": "gateway",
                 "filters": ["alembic_chatter"],
             }

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from gateway import logs
 from gateway.logs import AlembicChatter, JsonFormatter, StderrHandler, logging_config
 
 
@@ -59,3 +60,17 @@ def test_the_handler_writes_to_the_stderr_of_the_moment(monkeypatch: pytest.Monk
     monkeypatch.setattr(sys, "stderr", later)
     handler.emit(_record("after the switch"))
     assert later.getvalue() == "after the switch\n"
+
+
+def test_configure_writes_json_lines_to_stderr_from_a_thread_of_its_own(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    logs.configure("json")
+    try:
+        logging.getLogger("gateway.access").info("a call", extra={"http": {"status": 200}})
+        logging.getLogger("alembic.runtime.migration").info("Context impl SQLiteImpl.")
+        logs.drain()
+        (line,) = capsys.readouterr().err.splitlines()
+        assert json.loads(line)["status"] == 200
+    finally:
+        logs.configure("text")
