@@ -62,9 +62,12 @@ def test_the_handler_writes_to_the_stderr_of_the_moment(monkeypatch: pytest.Monk
     assert later.getvalue() == "after the switch\n"
 
 
+@pytest.mark.real_logging
 def test_configure_writes_json_lines_to_stderr_from_a_thread_of_its_own(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
     logs.configure("json")
     try:
         logging.getLogger("gateway.access").info("a call", extra={"http": {"status": 200}})
@@ -73,4 +76,5 @@ def test_configure_writes_json_lines_to_stderr_from_a_thread_of_its_own(
         (line,) = capsys.readouterr().err.splitlines()
         assert json.loads(line)["status"] == 200
     finally:
-        logs.configure("text")
+        root.handlers[:] = handlers
+        root.setLevel(level)
