@@ -101,6 +101,9 @@ class Metrics:
         if error_class is not None:
             self._child(self.errors, error_class).inc()
 
+    def observe_capability_warning(self, configuration: str) -> None:
+        self._child(self.capability_warnings, configuration).inc()
+
     def render(self, refresh: Callable[[Metrics], None] | None = None) -> bytes:
         if refresh is not None:
             refresh(self)

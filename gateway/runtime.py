@@ -30,7 +30,7 @@ from gateway.telemetry.writer import TelemetryWriter
 from gateway.upstream.base import Adapter
 from gateway.upstream.http import Transport, UpstreamHTTP
 from gateway.upstream.registry import AdapterRegistry
-from gateway.usage.tokens import TokenCounter, make_default_counter
+from gateway.usage.tokens import TokenCounter, load_warning, make_default_counter
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +96,9 @@ class Runtime:
     async def start(self) -> None:
         # Loading an encoding parses megabytes: at startup, off the loop, not on a first call.
         await asyncio.to_thread(self.counter.warm)
+        warning = load_warning(self.counter)
+        if warning is not None:
+            log.warning(warning)
         await self.writer.start()
         await self.signals.start()
         await self.budgets.start()

@@ -40,6 +40,9 @@ def create_app(config: GatewayConfig, *, transport: Transport | None = None) -> 
         ],
         lifespan=[lifespan],
         exception_handlers=EXCEPTION_HANDLERS,
+        # Logging is the process's (gateway.logs): Litestar's own config would replace the
+        # root handler with its format in every worker.
+        logging_config=None,
         openapi_config=None,
         debug=False,
     )

@@ -196,6 +196,11 @@ def _configuration(
         criteria=_criteria(entry.criteria),
         budget=to_budget(entry.budget),
         cache=_cache_spec(entry),
+        operation_capability_enforcement=(
+            entry.operation_capability_enforcement.value
+            if entry.operation_capability_enforcement is not None
+            else None
+        ),
     )
 
 

@@ -61,6 +61,11 @@ class Enforcement(StrEnum):
     OBSERVE = "observe"
 
 
+class LogFormat(StrEnum):
+    TEXT = "text"
+    JSON = "json"
+
+
 class CacheStore(StrEnum):
     DATABASE = "database"
     REDIS = "redis"
@@ -92,6 +97,7 @@ class ServerSchema(Section):
     workers: Annotated[int, Ge(1)] = 1
     max_body_bytes: PosInt = 16_777_216
     request_timeout_seconds: Annotated[float, Gt(0)] = 600.0
+    log_format: LogFormat = LogFormat.TEXT
 
 
 class DatabaseSchema(Section):
@@ -211,6 +217,8 @@ class ConfigurationSchema(Section):
     criteria: CriteriaSchema | None = None
     budget: BudgetSchema | None = None
     cache: ResponseCacheSchema | None = None
+    # None: routing.operationCapabilityEnforcement decides.
+    operation_capability_enforcement: Enforcement | None = None
 
 
 class FileSchema(Section):

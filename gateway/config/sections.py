@@ -36,6 +36,7 @@ def resolve_sections(file: FileSchema) -> Sections:
             workers=server.workers,
             max_body_bytes=server.max_body_bytes,
             request_timeout_seconds=server.request_timeout_seconds,
+            log_format=server.log_format.value,
         ),
         database=DatabaseSettings(url=file.database.url),
         telemetry=TelemetrySettings(

@@ -19,6 +19,7 @@ class ServerSettings:
     workers: int = 1
     max_body_bytes: int = 16 * 1024 * 1024
     request_timeout_seconds: float = 600.0
+    log_format: str = "text"  # text | json: every log line, access lines included
 
 
 @dataclass(frozen=True, slots=True)

@@ -138,7 +138,7 @@ class Attempts:
             if not failure.retryable:
                 self._breakers.record_success(provider.id)  # it answered: the fault is ours
                 raise failure
-            self._breakers.record_failure(provider.id, time.monotonic())
+            self._failed(ctx, target, failure)
             last = failure
             if should_retry(failure, attempt, provider.max_retries):
                 delay = retry_delay(attempt, failure.retry_after)
@@ -148,6 +148,25 @@ class Attempts:
                     await asyncio.sleep(delay)
                     continue
             raise failure
+
+    def _failed(self, ctx: CallContext, target: Target, failure: UpstreamError) -> None:
+        """A retryable upstream failure: counted by the circuit, one warning line each."""
+        provider = target.provider.id
+        status = f" (HTTP {failure.status})" if failure.status is not None else ""
+        log.warning(
+            "upstream %s failed for model %s: %s%s, call %s",
+            provider,
+            target.model.id,
+            failure.kind,
+            status,
+            ctx.correlation_id,
+        )
+        if self._breakers.record_failure(provider, time.monotonic()):
+            log.warning(
+                "circuit opened for provider %s: its calls are refused for %g s",
+                provider,
+                self._breakers.cooldown_seconds,
+            )
 
 
 def _final_error(
@@ -192,10 +211,7 @@ def _nothing_attempted_class(failures: list[tuple[Resolution, UpstreamError | No
 
 
 def _caller_fault(failures: list[tuple[Resolution, UpstreamError | None]]) -> bool:
-    decisions = [r.decision for r, _ in failures]
-    return bool(decisions) and all(
-        d is not None and d.all_refusals_operation_capability() for d in decisions
-    )
+    return bool(failures) and all(r.refused_for_capability for r, _ in failures)
 
 
 def _refusal_message(name: str, failures: list[tuple[Resolution, UpstreamError | None]]) -> str:
@@ -207,6 +223,10 @@ def _refusal_message(name: str, failures: list[tuple[Resolution, UpstreamError |
                 {f"{r.model.id}: {r.reason.value}" for r in resolution.decision.rejected}
             )
             parts.append(f"{cid} [{', '.join(reasons) or 'no active models'}]")
+        elif resolution.missing:
+            needed = ", ".join(sorted(resolution.missing))
+            model = resolution.configuration.model
+            parts.append(f"{cid} [{model}: OPERATION_CAPABILITY_MISSING, lacks {needed}]")
         else:
             parts.append(f"{cid} [{error.kind if error else resolution.failure}]")
     return f"No eligible model for configuration '{name}': " + "; ".join(parts)

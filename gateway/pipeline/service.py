@@ -11,6 +11,7 @@ from typing import Protocol
 import msgspec
 
 from gateway.domain.errors import (
+    BudgetExceeded,
     ConfigurationNotAllowed,
     GatewayError,
     ModelNotFound,
@@ -18,6 +19,7 @@ from gateway.domain.errors import (
 )
 from gateway.domain.model import Configuration, Model
 from gateway.domain.settings import ApiKey, GatewayConfig
+from gateway.domain.suggest import valid_hint
 from gateway.hooks import (
     BudgetGate,
     CachedAnswer,
@@ -26,7 +28,7 @@ from gateway.hooks import (
     Reservation,
     ResponseCache,
 )
-from gateway.inbound import InboundRequest
+from gateway.inbound import Endpoint, InboundRequest
 from gateway.pipeline.accounting import account_estimated, account_reported, output_text_of
 from gateway.pipeline.attempts import Attempts, FallbackAdmission, UpstreamRejected
 from gateway.pipeline.context import CallContext, Target, note_decision
@@ -34,12 +36,14 @@ from gateway.pipeline.resolve import Resolution, Resolver
 from gateway.pipeline.stream import StreamRelay
 from gateway.pipeline.stream_open import OpenedStream, open_checked
 from gateway.pricing import format_usd, usd_json_number
+from gateway.telemetry.access import log_call, log_refused
 from gateway.telemetry.records import TelemetryRecord
 from gateway.upstream.base import Adapter, UpstreamCall, UpstreamReply
 from gateway.usage.tokens import TokenCounter
 
 _ENCODER = msgspec.json.Encoder()
 log = logging.getLogger(__name__)
+_PATHS = {endpoint: f"/v1/{endpoint.value}" for endpoint in Endpoint}
 
 
 class TelemetrySink(Protocol):
@@ -50,6 +54,8 @@ class CallObserver(Protocol):
     def observe_call(
         self, operation: str, status: int, seconds: float, error_class: str | None
     ) -> None: ...
+
+    def observe_capability_warning(self, configuration: str) -> None: ...
 
 
 @dataclass(slots=True)
@@ -96,9 +102,9 @@ class Pipeline:
     async def complete(self, ctx: CallContext, key: ApiKey | None) -> Answer:
         """A whole (non-stream) call."""
         try:
-            configuration = self._configuration(ctx)
+            configuration = self._configuration(ctx, key)
         except GatewayError as error:
-            return self._error(ctx, error)
+            return self._unknown(ctx, error)
         reservation: Reservation | None = None
         try:
             self._permit(configuration, key)
@@ -134,9 +140,9 @@ class Pipeline:
         Streams are never cached.
         """
         try:
-            configuration = self._configuration(ctx)
+            configuration = self._configuration(ctx, key)
         except GatewayError as error:
-            return self._error(ctx, error)
+            return self._unknown(ctx, error)
         reservation: Reservation | None = None
         try:
             self._permit(configuration, key)
@@ -181,7 +187,11 @@ class Pipeline:
                     found.append(resolution.target.model)
             return found
 
-        return await self._budgets.reserve(key, configuration, ctx.request, models)
+        try:
+            return await self._budgets.reserve(key, configuration, ctx.request, models)
+        except BudgetExceeded as refused:
+            log.warning("budget refused call %s: %s", ctx.correlation_id, refused.message)
+            raise
 
     def _fallback_admission(self, key: ApiKey | None, ctx: CallContext) -> FallbackAdmission:
         """A fallback reached with a budget of its own is held on it before it is tried."""
@@ -219,13 +229,20 @@ class Pipeline:
             record.operation, record.http_status, record.latency_ms / 1000.0, record.error_class
         )
         self._telemetry.submit(record)
+        log_call(record, _PATHS[ctx.request.endpoint])
 
-    def _configuration(self, ctx: CallContext) -> Configuration:
-        """Unknown configurations get a 404 and no row (there is nothing to attribute)."""
+    def _configuration(self, ctx: CallContext, key: ApiKey | None) -> Configuration:
+        """Unknown configurations get a 404 and no row (there is nothing to attribute).
+
+        The message lists the closest ids this key may use, none it may not.
+        """
         name = ctx.request.configuration
         configuration = self._config.configurations.get(name)
         if configuration is None:
-            raise ModelNotFound(f"The model '{name}' does not exist.", param="model")
+            allowed = key.configurations if key is not None else None
+            usable = [c for c in self._config.configurations if allowed is None or c in allowed]
+            hint = valid_hint(name, usable, "model")
+            raise ModelNotFound(f"The model '{name}' does not exist. {hint}", param="model")
         return configuration
 
     @staticmethod
@@ -240,6 +257,14 @@ class Pipeline:
         primary = self._resolver.resolve(configuration, ctx.request)
         if primary.decision is not None:
             note_decision(ctx.record, primary.decision)
+        if primary.warnings:  # operationCapabilityEnforcement: observe
+            self._observer.observe_capability_warning(configuration.id)
+            log.warning(
+                "call %s to %s sent anyway (observe): %s",
+                ctx.correlation_id,
+                configuration.id,
+                "; ".join(primary.warnings),
+            )
         return primary
 
     def _answer_whole(
@@ -302,6 +327,16 @@ class Pipeline:
         self, ctx: CallContext, reservation: Reservation | None, answer: Answer
     ) -> Answer:
         await self.end(ctx, reservation)
+        return answer
+
+    def _unknown(self, ctx: CallContext, error: GatewayError) -> Answer:
+        """An unknown configuration: an answer and an access line, no row."""
+        answer = self._error(ctx, error)
+        request = ctx.request
+        path = _PATHS[request.endpoint]
+        log_refused(
+            path, answer.status, ctx.elapsed_ms(), ctx.correlation_id, request.configuration
+        )
         return answer
 
     def _unexpected(self, ctx: CallContext, exc: Exception) -> Answer:

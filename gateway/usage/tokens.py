@@ -7,6 +7,7 @@ else ``DATA_GYM_CACHE_DIR``, else ``<tmp>/data-gym-cache``; each file named by t
 SHA-1 of its URL), checks its SHA-256 itself (tiktoken would delete a bad file and
 download it again), and only then asks tiktoken for the encoding. If any of that
 fails the counter counts characters/4 and reports ``estimated``; it never raises.
+``gateway tokenizer fetch`` (``download.py``) puts the files where this looks.
 """
 
 from __future__ import annotations
@@ -31,18 +32,18 @@ _O200K_PREFIXES = ("gpt-4o", "chatgpt-4o", "o1", "o3", "o4", "gpt-4.1", "gpt-4.5
 
 
 @dataclass(frozen=True, slots=True)
-class _EncodingFile:
+class EncodingFile:
     url: str
     sha256: str
 
 
 # Copied from tiktoken_ext.openai_public: the URL names the cache file, the hash guards it.
-_ENCODING_FILES = {
-    "cl100k_base": _EncodingFile(
+ENCODING_FILES = {
+    "cl100k_base": EncodingFile(
         "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
         "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
     ),
-    "o200k_base": _EncodingFile(
+    "o200k_base": EncodingFile(
         "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
         "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
     ),
@@ -92,11 +93,12 @@ def tiktoken_cache_dir() -> str | None:
     return cache_dir or None  # "" makes tiktoken always download
 
 
-def _cached_file_is_valid(spec: _EncodingFile) -> bool:
-    cache_dir = tiktoken_cache_dir()
-    if cache_dir is None:
-        return False
-    path = os.path.join(cache_dir, hashlib.sha1(spec.url.encode()).hexdigest())
+def cache_file_name(spec: EncodingFile) -> str:
+    """The name tiktoken gives the file in its cache: the SHA-1 of its URL."""
+    return hashlib.sha1(spec.url.encode()).hexdigest()
+
+
+def file_is_valid(path: str | os.PathLike[str], spec: EncodingFile) -> bool:
     try:
         with open(path, "rb") as handle:
             return hashlib.sha256(handle.read()).hexdigest() == spec.sha256
@@ -104,8 +106,27 @@ def _cached_file_is_valid(spec: _EncodingFile) -> bool:
         return False
 
 
+def _cached_file_is_valid(spec: EncodingFile) -> bool:
+    cache_dir = tiktoken_cache_dir()
+    if cache_dir is None:
+        return False
+    return file_is_valid(os.path.join(cache_dir, cache_file_name(spec)), spec)
+
+
+def fallback_warning(missing: Iterable[str]) -> str:
+    where = tiktoken_cache_dir()
+    shown = f"TIKTOKEN_CACHE_DIR={where}" if where else "TIKTOKEN_CACHE_DIR is empty"
+    return (
+        f"tiktoken encodings not loaded ({', '.join(sorted(missing))}; {shown}): the token "
+        "counts the gateway makes itself (calls whose upstream reports no usage, budget "
+        "holds) are characters/4 estimates. "
+        "Run `gateway tokenizer fetch` once, or set TIKTOKEN_CACHE_DIR to a folder that "
+        "holds the encoding files."
+    )
+
+
 def _load_encoding(name: str) -> tiktoken.Encoding | None:
-    spec = _ENCODING_FILES.get(name)
+    spec = ENCODING_FILES.get(name)
     if spec is None or not _cached_file_is_valid(spec):
         return None
     try:
@@ -127,13 +148,17 @@ class TiktokenCounter:
         self._fallback = CharEstimateCounter()
 
     def warm(self) -> None:
-        for name in _ENCODING_FILES:
+        for name in ENCODING_FILES:
             self._encoding(name)
 
     @property
     def estimated(self) -> bool:
+        return bool(self.missing_encodings())
+
+    def missing_encodings(self) -> list[str]:
+        """The encodings that could not be loaded (their counts are characters/4)."""
         self.warm()
-        return any(encoding is None for encoding in self._encodings.values())
+        return [name for name, encoding in self._encodings.items() if encoding is None]
 
     def count_text(self, text: str, model_name: str) -> int:
         if not text:
@@ -155,6 +180,15 @@ class TiktokenCounter:
 
 def make_default_counter() -> TokenCounter:
     return TiktokenCounter()
+
+
+def load_warning(counter: TokenCounter) -> str | None:
+    """None when counts are exact, else the one start-up line naming what to do."""
+    if not counter.estimated:
+        return None
+    if isinstance(counter, TiktokenCounter):
+        return fallback_warning(counter.missing_encodings())
+    return fallback_warning(ENCODING_FILES)
 
 
 def count_request_tokens(

@@ -50,13 +50,13 @@ class _WordCounter:
         return len(text.split())
 
 
-def test_hello_world_is_two_tokens_in_cl100k(shared_encodings: Path) -> None:
+def test_hello_world_is_two_tokens_in_cl100k(tiktoken_encodings: Path) -> None:
     counter = TiktokenCounter()
     assert counter.count_text("hello world", "gpt-4") == 2
     assert not counter.estimated
 
 
-def test_o200k_models_use_o200k(shared_encodings: Path) -> None:
+def test_o200k_models_use_o200k(tiktoken_encodings: Path) -> None:
     # "<|endoftext|>" is plain text in a prompt, never a special token.
     text = "Réponds en français: 你好世界 <|endoftext|>"
     counter = TiktokenCounter()
@@ -122,7 +122,7 @@ def test_empty_cache_dir_setting_falls_back(
 
 
 def test_loader_errors_never_reach_the_caller(
-    shared_encodings: Path, monkeypatch: pytest.MonkeyPatch
+    tiktoken_encodings: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def broken(name: str) -> Any:
         raise RuntimeError("tiktoken broke")
@@ -131,9 +131,9 @@ def test_loader_errors_never_reach_the_caller(
     assert TiktokenCounter().count_text("abcdefgh", "gpt-4") == 2
 
 
-def test_shared_files_are_named_as_tiktoken_names_its_cache(shared_encodings: Path) -> None:
-    for spec in tokens._ENCODING_FILES.values():
-        assert (shared_encodings / hashlib.sha1(spec.url.encode()).hexdigest()).is_file()
+def test_shared_files_are_named_as_tiktoken_names_its_cache(tiktoken_encodings: Path) -> None:
+    for spec in tokens.ENCODING_FILES.values():
+        assert (tiktoken_encodings / hashlib.sha1(spec.url.encode()).hexdigest()).is_file()
 
 
 def test_empty_text_is_zero_tokens(no_encodings: Path) -> None:
@@ -147,7 +147,7 @@ def test_char_estimate_is_ceiling_of_a_quarter(text: str, count: int) -> None:
     assert CharEstimateCounter().estimated
 
 
-def test_default_counter_is_tiktoken(shared_encodings: Path) -> None:
+def test_default_counter_is_tiktoken(tiktoken_encodings: Path) -> None:
     counter: TokenCounter = make_default_counter()
     assert isinstance(counter, TiktokenCounter)
     assert counter.count_text("hello world", "gpt-4") == 2
@@ -194,7 +194,7 @@ def test_chat_counts_assistant_tool_calls_and_tool_schemas() -> None:
     assert count_request_tokens(_WordCounter(), body, "tools", "m") == 3 + 1 + 1 + 2 + 3 + 1
 
 
-def test_chat_exact_count_with_tiktoken(shared_encodings: Path) -> None:
+def test_chat_exact_count_with_tiktoken(tiktoken_encodings: Path) -> None:
     body = {"messages": [{"role": "user", "content": "hello world"}]}
     # 3 per message + "user" (1) + "hello world" (2) + 3 priming
     assert count_request_tokens(TiktokenCounter(), body, "chat", "gpt-4") == 9
@@ -233,3 +233,15 @@ def test_malformed_chat_body_counts_what_it_can() -> None:
     assert count_request_tokens(_WordCounter(), {"messages": "nope"}, "chat", "m") == 0
     body = {"messages": [None, "x", {"role": 5, "content": {"a": 1}}]}
     assert count_request_tokens(_WordCounter(), body, "chat", "m") == 3 + 3
+
+
+def test_a_test_needing_exact_counts_fails_naming_tiktoken_and_the_variable(
+    no_encodings: Path,
+) -> None:
+    from tests.support.encodings import require_encodings
+
+    with pytest.raises(pytest.fail.Exception) as failed:
+        require_encodings()
+    message = str(failed.value)
+    assert "tiktoken" in message and f"TIKTOKEN_CACHE_DIR={no_encodings}" in message
+    assert "cl100k_base, o200k_base" in message and "gateway tokenizer fetch" in message
