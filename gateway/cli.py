@@ -129,7 +129,16 @@ def _serve(args: argparse.Namespace) -> int:
     upgrade(config.database.url)  # once, before any worker serves
     import uvicorn
 
-    common = {"host": host, "port": config.server.port, "access_log": False, "log_level": "info"}
+    from gateway.api.serving import log_open_file_limit, raise_open_file_limit, uvicorn_options
+
+    log_open_file_limit(raise_open_file_limit(), config.server)  # workers inherit it
+    common = {
+        "host": host,
+        "port": config.server.port,
+        "access_log": False,
+        "log_level": "info",
+        **uvicorn_options(config.server),
+    }
     if config.server.workers > 1:
         os.environ[CONFIG_ENV] = str(Path(args.config).resolve())
         os.environ["GATEWAY_BIND_HOST"] = host
@@ -137,12 +146,12 @@ def _serve(args: argparse.Namespace) -> int:
             "gateway.api.factory:app_from_env",
             factory=True,
             workers=config.server.workers,
-            **common,  # type: ignore[arg-type]
+            **common,
         )
         return 0
     from gateway.api.app import create_app
 
-    uvicorn.run(create_app(config), **common)  # type: ignore[arg-type]
+    uvicorn.run(create_app(config), **common)
     return 0
 
 
