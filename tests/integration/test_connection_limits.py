@@ -14,6 +14,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.support.fake_upstream import FakeUpstream
@@ -222,3 +223,32 @@ def test_a_client_that_sends_its_whole_body_first_reads_the_413(
     assert caught.value.code == 413
     assert caught.value.headers["connection"] == "close"
     assert json.loads(caught.value.read())["error"]["code"] == "request_too_large"
+
+
+@pytest.mark.parametrize("depth", [129, 1_000, 100_000])
+def test_json_nested_too_deep_is_invalid_json(gateway: RunningGateway, depth: int) -> None:
+    nested = b"[" * (depth - 1) + b"]" * (depth - 1)  # inside the body's own object
+    body = b'{"model": "chat", "messages": [{"role": "user", "content": "hi"}], "x": ' + nested
+    answer = httpx.post(
+        f"{gateway.url}/v1/chat/completions",
+        content=body + b"}",
+        headers={"authorization": f"Bearer {TEST_KEY}", "content-type": "application/json"},
+    )
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["error"]["code"] == "invalid_json"
+
+
+def test_json_nested_to_the_limit_is_forwarded(
+    gateway: RunningGateway, upstream: FakeUpstream
+) -> None:
+    nested = b"{}"
+    for _ in range(125):  # 126 objects, in a list, in the body's object: 128 levels
+        nested = b'{"a": ' + nested + b"}"
+    body = b'{"model": "chat", "messages": [{"role": "user", "content": "hi"}], "x": [' + nested
+    answer = httpx.post(
+        f"{gateway.url}/v1/chat/completions",
+        content=body + b"]}",
+        headers={"authorization": f"Bearer {TEST_KEY}", "content-type": "application/json"},
+    )
+    assert answer.status_code == 200, answer.text
+    assert upstream.calls["small-model"] == 1
