@@ -1,4 +1,4 @@
-"""The server's edge against anyone, keyless: head size and time, idle and busy connections.
+"""The server's edge against anyone, keyless: heads, bodies, connections, JSON depth.
 
 Raw sockets against the real server on loopback, served as ``gateway serve`` serves it.
 """
@@ -252,3 +252,20 @@ def test_json_nested_to_the_limit_is_forwarded(
     )
     assert answer.status_code == 200, answer.text
     assert upstream.calls["small-model"] == 1
+
+
+def test_every_answer_forbids_content_sniffing(gateway: RunningGateway) -> None:
+    key = {"authorization": f"Bearer {TEST_KEY}"}
+    chat = {"model": "chat", "messages": [{"role": "user", "content": "hi"}]}
+    answers = [
+        httpx.get(f"{gateway.url}/healthz"),
+        httpx.get(f"{gateway.url}/v1/models", headers=key),
+        httpx.get(f"{gateway.url}/nowhere"),
+        httpx.post(f"{gateway.url}/v1/chat/completions", json=chat, headers=key),
+        httpx.post(f"{gateway.url}/v1/chat/completions", json=chat),  # 401
+        httpx.post(
+            f"{gateway.url}/v1/chat/completions", json={**chat, "stream": True}, headers=key
+        ),
+    ]
+    assert [a.status_code for a in answers] == [200, 200, 404, 200, 401, 200]
+    assert all(a.headers["x-content-type-options"] == "nosniff" for a in answers)
