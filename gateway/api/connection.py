@@ -15,8 +15,9 @@ answer. This protocol adds, per connection:
   arriving half-closes it and discards what the client still sends (within a
   byte and time bound) before closing, so the client reads the answer.
 
-The checks cost a few attribute reads per read from the socket; a timer is
-armed only when a head or body spans several reads.
+The checks cost a few attribute reads per read from the socket. Beyond the
+one timer a new connection gets for its first head, a timer is armed only
+when a later head or a body spans several reads.
 """
 
 from __future__ import annotations
@@ -273,11 +274,11 @@ class EdgeProtocol(HttpToolsProtocol):
         if self.discarding or self.transport.is_closing():
             return
         cycle = self.cycle
-        if cycle is not None and not cycle.response_complete:
-            cycle.keep_alive = False  # a late pipelined head: end after the answer in flight
-        elif self._phase == _HEAD:
+        if self._phase == _HEAD:  # answered after the answer in flight, if there is one
             seconds = self.limits.header_timeout
             self._refuse(RequestHeadTimedOut(f"The request head took over {seconds:g} seconds."))
+        elif cycle is not None and not cycle.response_complete:
+            cycle.keep_alive = False  # only blank lines during an answer: end after it
         else:
             self.transport.close()  # nothing came, or only blank lines
 

@@ -6,6 +6,7 @@ Raw sockets against the real server on loopback, served as ``gateway serve`` ser
 from __future__ import annotations
 
 import json
+import logging
 import select
 import socket
 import time
@@ -59,11 +60,18 @@ def read_until_closed(sock: socket.socket) -> bytes:
     return b"".join(parts)
 
 
+def received(sock: socket.socket) -> bytes:
+    part = sock.recv(65536)
+    if not part:
+        raise AssertionError("the server closed the connection mid-answer")
+    return part
+
+
 def read_answer(sock: socket.socket) -> bytes:
     """One whole answer (its head and a ``content-length`` body)."""
     data = b""
     while b"\r\n\r\n" not in data:
-        data += sock.recv(65536)
+        data += received(sock)
     head, _, body = data.partition(b"\r\n\r\n")
     length = next(
         int(line.split(b":", 1)[1])
@@ -71,7 +79,7 @@ def read_answer(sock: socket.socket) -> bytes:
         if line.startswith(b"content-length:")
     )
     while len(body) < length:
-        body += sock.recv(65536)
+        body += received(sock)
     return head + b"\r\n\r\n" + body
 
 
@@ -269,3 +277,47 @@ def test_every_answer_forbids_content_sniffing(gateway: RunningGateway) -> None:
     ]
     assert [a.status_code for a in answers] == [200, 200, 404, 200, 401, 200]
     assert all(a.headers["x-content-type-options"] == "nosniff" for a in answers)
+
+
+@pytest.mark.parametrize("gateway", ["headerTimeoutSeconds: 1"], indirect=True)
+@pytest.mark.parametrize("late", [b"GET /healthz HTTP/1.1\r\n", b"\r\n"])
+def test_a_late_pipelined_head_does_not_cut_the_answer_in_flight(
+    gateway: RunningGateway, upstream: FakeUpstream, late: bytes
+) -> None:
+    upstream.behave("small-model", latency_ms=2500)
+    body = json.dumps({"model": "chat", "messages": [{"role": "user", "content": "hi"}]})
+    request = (
+        HEAD
+        + f"authorization: Bearer {TEST_KEY}\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(body)}\r\n\r\n{body}".encode()
+    )
+    with connect(gateway, timeout=8) as sock:
+        sock.sendall(request)
+        time.sleep(0.2)
+        sock.sendall(late)  # the start of a next head that never ends
+        answer = read_answer(sock)
+        assert answer.startswith(b"HTTP/1.1 200 "), answer[:200]
+        assert json.loads(answer.partition(b"\r\n\r\n")[2])["choices"]
+        assert read_until_closed(sock) == b""  # then the connection ends, with no 408
+
+
+def test_a_malformed_request_gets_a_400_envelope(gateway: RunningGateway) -> None:
+    with connect(gateway) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nno colon here\r\n\r\n")
+        answer = read_until_closed(sock)
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]
+    assert envelope_of(answer)["code"] == "invalid_request"
+
+
+def test_an_upgrade_header_is_ignored_without_a_warning(
+    gateway: RunningGateway, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING)
+    with connect(gateway) as sock:
+        sock.sendall(
+            b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\n"
+            b"Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
+            b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+        )
+        assert read_answer(sock).startswith(b"HTTP/1.1 200 ")
+    assert not [r for r in caplog.records if r.name.startswith("uvicorn")]

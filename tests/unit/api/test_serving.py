@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 import pickle
 import resource
 import subprocess
 import sys
 
-from gateway.api.serving import OPEN_FILES_CEILING, target_open_files, uvicorn_options
+import pytest
+
+from gateway.api.serving import (
+    OPEN_FILES_CEILING,
+    log_open_file_limit,
+    target_open_files,
+    uvicorn_options,
+)
 from gateway.domain.settings import ServerSettings
 
 UNLIMITED = -1
@@ -51,3 +59,15 @@ def test_the_uvicorn_options_pickle_for_worker_processes() -> None:
     restored = pickle.loads(pickle.dumps(options))
     assert restored["http"].keywords["limits"].max_connections == 7
     assert restored["ws"] == "none"
+
+
+def test_a_limit_below_what_max_connections_needs_is_warned_about(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="gateway.api.serving")
+    log_open_file_limit((1024, 1024), ServerSettings(max_connections=2048))
+    log_open_file_limit((1 << 20, 1 << 20), ServerSettings(max_connections=2048))
+    messages = [(r.levelname, r.getMessage()) for r in caplog.records]
+    assert messages[0] == ("INFO", "open-file limit: 1024 (hard limit 1024)")
+    assert messages[1][0] == "WARNING" and "server.maxConnections 2048" in messages[1][1]
+    assert [level for level, _ in messages[2:]] == ["INFO"]
