@@ -199,6 +199,9 @@ def _serve(args: argparse.Namespace) -> int:
     upgrade(config.database.url)  # once, before any worker serves
     import uvicorn
 
+    from gateway.api.serving import log_open_file_limit, raise_open_file_limit, uvicorn_options
+
+    log_open_file_limit(raise_open_file_limit(), config.server)  # workers inherit it
     # uvicorn applies the same logging config in every worker it starts; its own access
     # log is off (the gateway writes one line per call, with what the call did).
     common = {
@@ -206,6 +209,7 @@ def _serve(args: argparse.Namespace) -> int:
         "port": port,
         "access_log": False,
         "log_config": logs.logging_config(_log_format(config)),
+        **uvicorn_options(config.server),
     }
     if config.server.workers > 1:
         os.environ[CONFIG_ENV] = str(Path(args.config).resolve())
@@ -214,12 +218,12 @@ def _serve(args: argparse.Namespace) -> int:
             "gateway.api.factory:app_from_env",
             factory=True,
             workers=config.server.workers,
-            **common,  # type: ignore[arg-type]
+            **common,
         )
         return 0
     from gateway.api.app import create_app
 
-    uvicorn.run(create_app(config), **common)  # type: ignore[arg-type]
+    uvicorn.run(create_app(config), **common)
     return 0
 
 

@@ -29,6 +29,12 @@ _BOUNDED = {
     "n": MAX_CHOICES,
 }
 _BOUNDED_COMPLETIONS = {**_BOUNDED, "best_of": MAX_CHOICES}
+# Deeper bodies are refused: encoding, hashing and counting them later would exhaust
+# the stack (a RecursionError, answered 500), and no real request nests this far.
+MAX_JSON_DEPTH = 128
+_CONTAINERS = frozenset({dict, list})
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+_TOO_DEEP = f"The request body nests deeper than {MAX_JSON_DEPTH} levels."
 
 
 class Endpoint(StrEnum):
@@ -68,8 +74,12 @@ def parse_inbound(endpoint: Endpoint, raw: bytes) -> InboundRequest:
         body = msgspec.json.decode(raw)
     except msgspec.DecodeError as exc:
         raise InvalidJson(f"The request body is not valid JSON: {exc}") from exc
+    except RecursionError:  # deeper than the interpreter's stack, let alone the bound
+        raise InvalidJson(_TOO_DEEP) from None
     if not isinstance(body, dict):
         raise InvalidJson("The request body must be a JSON object.")
+    if nests_deeper(body, MAX_JSON_DEPTH):
+        raise InvalidJson(_TOO_DEEP)
     model = body.get("model")
     if not isinstance(model, str) or not model:
         raise InvalidRequest("'model' is required and must be a non-empty string.", param="model")
@@ -81,6 +91,27 @@ def parse_inbound(endpoint: Endpoint, raw: bytes) -> InboundRequest:
     include_usage = _include_usage(body) if stream else False
     operation, required = _operation_of(endpoint, body, stream)
     return InboundRequest(endpoint, body, model, operation, required, stream, include_usage)
+
+
+def nests_deeper(value: Any, limit: int) -> bool:
+    """Whether arrays and objects nest deeper than ``limit`` in ``value`` (level 1), a
+    decoded JSON object or array.
+
+    Walked level by level, without recursion; a container holding only scalars is
+    skipped by one C-level pass over its types.
+    """
+    level = [value]
+    for _ in range(limit):
+        below: list[Any] = []
+        for node in level:
+            children = node.values() if type(node) is dict else node
+            if _SCALARS.issuperset(map(type, children)):
+                continue
+            below.extend(child for child in children if type(child) in _CONTAINERS)
+        if not below:
+            return False
+        level = below
+    return True
 
 
 def _include_usage(body: dict[str, Any]) -> bool:

@@ -98,6 +98,10 @@ class ServerSchema(Section):
     max_body_bytes: PosInt = 16_777_216
     request_timeout_seconds: Annotated[float, Gt(0)] = 600.0
     log_format: LogFormat = LogFormat.TEXT
+    max_header_bytes: Annotated[int, Ge(1024)] = 65_536
+    header_timeout_seconds: Annotated[float, Gt(0)] = 10.0
+    idle_timeout_seconds: Annotated[float, Gt(0)] = 75.0
+    max_connections: PosInt = 2048
 
 
 class DatabaseSchema(Section):

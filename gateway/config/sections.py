@@ -37,6 +37,10 @@ def resolve_sections(file: FileSchema) -> Sections:
             max_body_bytes=server.max_body_bytes,
             request_timeout_seconds=server.request_timeout_seconds,
             log_format=server.log_format.value,
+            max_header_bytes=server.max_header_bytes,
+            header_timeout_seconds=server.header_timeout_seconds,
+            idle_timeout_seconds=server.idle_timeout_seconds,
+            max_connections=server.max_connections,
         ),
         database=DatabaseSettings(url=file.database.url),
         telemetry=TelemetrySettings(

@@ -5,14 +5,20 @@ GatewayError
 ├── NoEligibleModel         400 / 503                   no_eligible_model
 ├── AuthenticationFailed    401 authentication_error    invalid_api_key
 ├── ConfigurationNotAllowed 403 permission_error        configuration_not_allowed
+├── CrossSiteRequest        403 permission_error        cross_site_request
 ├── ModelNotFound           404 invalid_request_error   model_not_found
+├── RequestHeadTimedOut     408 invalid_request_error   request_timeout
 ├── RequestTooLarge         413 invalid_request_error   request_too_large
+├── UnsupportedMediaType    415 invalid_request_error   unsupported_media_type
+├── HostNotAllowed          421 invalid_request_error   host_not_allowed
 ├── BudgetExceeded          429 rate_limit_error        budget_exceeded
 ├── RateLimited             429 rate_limit_error        rate_limited
+├── RequestHeadTooLarge     431 invalid_request_error   request_header_too_large
 ├── BudgetCheckFailed       500 api_error               internal_error
 ├── UpstreamFailed          502 api_error               upstream_error
 ├── UpstreamAuthFailed      502 api_error               upstream_auth_failed
 ├── BudgetUnavailable       503 api_error               budget_unavailable
+├── ServerBusy              503 api_error               server_busy
 └── UpstreamTimedOut        504 api_error               upstream_timeout
 """
 
@@ -103,6 +109,35 @@ class RequestTooLarge(GatewayError):
     status = 413
     code = "request_too_large"
 
+    def headers(self) -> dict[str, str]:
+        # The rest of the body is not read, so the connection cannot carry another request.
+        return {"connection": "close"}
+
+
+class RequestHeadTooLarge(GatewayError):
+    status = 431
+    code = "request_header_too_large"
+
+
+class RequestHeadTimedOut(GatewayError):
+    status = 408
+    code = "request_timeout"
+
+
+class UnsupportedMediaType(GatewayError):
+    status = 415
+    code = "unsupported_media_type"
+
+
+class HostNotAllowed(GatewayError):
+    status = 421
+    code = "host_not_allowed"
+
+
+class CrossSiteRequest(GatewayError):
+    status = 403
+    code = "cross_site_request"
+
 
 class BudgetExceeded(GatewayError):
     status = 429
@@ -158,6 +193,16 @@ class UpstreamAuthFailed(GatewayError):
     status = 502
     code = "upstream_auth_failed"
     error_class = "upstream_auth"
+
+
+class ServerBusy(GatewayError):
+    """Every connection slot of this process is taken; a retry soon may find one free."""
+
+    status = 503
+    code = "server_busy"
+
+    def headers(self) -> dict[str, str]:
+        return {"retry-after": "1"}
 
 
 class UpstreamTimedOut(GatewayError):

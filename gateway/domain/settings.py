@@ -20,6 +20,10 @@ class ServerSettings:
     max_body_bytes: int = 16 * 1024 * 1024
     request_timeout_seconds: float = 600.0
     log_format: str = "text"  # text | json: every log line, access lines included
+    max_header_bytes: int = 64 * 1024  # request line plus headers
+    header_timeout_seconds: float = 10.0  # to receive a whole request head
+    idle_timeout_seconds: float = 75.0  # a connection the client leaves silent
+    max_connections: int = 2048  # open client connections per process
 
 
 @dataclass(frozen=True, slots=True)
