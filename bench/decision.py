@@ -58,8 +58,8 @@ from gateway.routing.memo import DecisionMemo
 from gateway.routing.operation import required_for
 from gateway.routing.snapshot import Snapshot
 
-# history_read puts the repo root first on sys.path, where the `alembic` link to the packaged
-# migrations would shadow the alembic library: gateway (and alembic) are imported above first.
+# history_read puts the repo root first on sys.path; its alembic/ folder has no __init__.py,
+# so the alembic library still wins the import.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import history_read  # the sibling benchmark, imported for its seeding code
 

@@ -8,6 +8,11 @@ import hmac
 from gateway.domain.settings import ApiKey, AuthSettings
 
 
+def is_keyless(auth: AuthSettings) -> bool:
+    """No key is configured and ``allowUnauthenticated`` allows that: anyone may call."""
+    return auth.allow_unauthenticated and not auth.keys
+
+
 def digest(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
@@ -16,7 +21,7 @@ class KeyRing:
     def __init__(self, auth: AuthSettings) -> None:
         self._by_digest = {k.key_hash: k for k in auth.keys}
         self._admin = auth.admin_key_hash
-        self.open = auth.allow_unauthenticated and not auth.keys
+        self.open = is_keyless(auth)
 
     def identify(self, authorization: str | None) -> ApiKey | None:
         """The key a ``Bearer`` header presents, or None.

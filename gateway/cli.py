@@ -1,4 +1,5 @@
-"""The ``gateway`` command: serve, db upgrade, check, explain, eval import, keys hash."""
+"""The ``gateway`` command: serve, db upgrade, check, explain, eval import, tokenizer fetch,
+keys hash."""
 
 from __future__ import annotations
 
@@ -10,26 +11,31 @@ import os
 import subprocess
 import sys
 from collections.abc import Sequence
+from importlib import metadata
 from pathlib import Path
+from typing import Any
 
+from gateway import __version__, logs
 from gateway.config.errors import ConfigError
 from gateway.config.keys import hash_key
 from gateway.config.loader import check_config, load_config
+from gateway.domain.model import Operation, PolicyMode
 from gateway.domain.settings import GatewayConfig
 
 log = logging.getLogger("gateway")
 CONFIG_ENV = "GATEWAY_CONFIG"
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+NO_KEY = (
+    "refusing to start: no gateway key is configured. Either add keys under auth.keys, "
+    'e.g. `keys: [{id: alice, key: "${ALICE_KEY}"}]` (or a keyHash that '
+    '`echo -n "$KEY" | gateway keys hash` prints), or set `auth.allowUnauthenticated: true` '
+    "to serve without keys, on 127.0.0.1 only."
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    # httpx logs every request at INFO: noise on the hot path, and URLs belong in metrics.
-    logging.getLogger("httpx").setLevel(logging.WARNING)
+    logs.configure("text")  # until a config file says otherwise
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
@@ -38,53 +44,120 @@ def main(argv: Sequence[str] | None = None) -> int:
     return result
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="gateway", description=__doc__)
-    sub = parser.add_subparsers(dest="command")
+def _version() -> str:
+    try:
+        return metadata.version("llm-gateway")
+    except metadata.PackageNotFoundError:  # run from a checkout without installing
+        return __version__
 
-    serve = sub.add_parser("serve", help="run the server (migrates the database first)")
-    serve.add_argument("--config", required=True)
+
+def _command(sub: Any, name: str, text: str) -> argparse.ArgumentParser:
+    command: argparse.ArgumentParser = sub.add_parser(name, help=text, description=text)
+    return command
+
+
+def _config_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--config", required=True, metavar="FILE", help="the gateway's YAML configuration file"
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gateway",
+        description="An OpenAI-compatible LLM gateway: route, forward, price and record calls.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    serve = _command(sub, "serve", "run the server (migrates the database first)")
+    _config_option(serve)
+    serve.add_argument("--host", help="address to bind, instead of the config's server.host")
+    serve.add_argument(
+        "--port", type=int, help="port to listen on, instead of the config's server.port"
+    )
     serve.set_defaults(handler=_serve)
 
-    check = sub.add_parser("check", help="validate a config file; exit 1 on any problem")
-    check.add_argument("--config", required=True)
+    check = _command(sub, "check", "validate a config file; exit 1 on any problem")
+    _config_option(check)
     check.set_defaults(handler=_check)
 
-    db = sub.add_parser("db", help="database commands")
-    db_sub = db.add_subparsers(dest="db_command", required=True)
-    upgrade = db_sub.add_parser("upgrade", help="run the migrations")
-    upgrade.add_argument("--config", required=True)
+    db = _command(sub, "db", "database commands")
+    db_sub = db.add_subparsers(dest="db_command", required=True, metavar="COMMAND")
+    upgrade = _command(db_sub, "upgrade", "run the migrations")
+    _config_option(upgrade)
     upgrade.set_defaults(handler=_db_upgrade)
 
-    explain = sub.add_parser("explain", help='print the "Why this model?" decision')
-    explain.add_argument("configuration")
-    explain.add_argument("--operation", required=True)
-    explain.add_argument("--mode")
-    explain.add_argument("--config", required=True)
-    explain.add_argument("--json", action="store_true", help="print the readout's JSON")
-    explain.set_defaults(handler=_explain)
+    _explain_parser(sub)
+    _eval_parser(sub)
+    _tokenizer_parser(sub)
 
-    evals = sub.add_parser("eval", help="quality evaluations")
-    eval_sub = evals.add_subparsers(dest="eval_command", required=True)
-    imp = eval_sub.add_parser("import", help="record eval results from a JSONL file")
-    imp.add_argument("file")
-    imp.add_argument("--config", required=True)
-    imp.set_defaults(handler=_eval_import)
-
-    keys = sub.add_parser("keys", help="gateway keys")
-    keys_sub = keys.add_subparsers(dest="keys_command", required=True)
-    hashed = keys_sub.add_parser("hash", help="print the keyHash of a key read from stdin")
+    keys = _command(sub, "keys", "gateway keys")
+    keys_sub = keys.add_subparsers(dest="keys_command", required=True, metavar="COMMAND")
+    hashed = _command(keys_sub, "hash", "print the keyHash of a key read from stdin")
     hashed.set_defaults(handler=_keys_hash)
     return parser
 
 
+def _explain_parser(sub: Any) -> None:
+    explain = _command(sub, "explain", 'print the "Why this model?" decision')
+    explain.add_argument("configuration", help="the configuration id clients name in `model`")
+    explain.add_argument(
+        "--operation",
+        required=True,
+        help="the kind of call to decide for: " + ", ".join(o.value for o in Operation),
+    )
+    explain.add_argument(
+        "--mode",
+        help="decide with this policy mode instead of the configured one: "
+        + ", ".join(m.value for m in PolicyMode),
+    )
+    _config_option(explain)
+    explain.add_argument("--json", action="store_true", help="print the readout's JSON")
+    explain.set_defaults(handler=_explain)
+
+
+def _eval_parser(sub: Any) -> None:
+    evals = _command(sub, "eval", "quality evaluations")
+    eval_sub = evals.add_subparsers(dest="eval_command", required=True, metavar="COMMAND")
+    imp = _command(eval_sub, "import", "record eval results from a JSONL file")
+    imp.add_argument("file", help="one JSON object a line (see the README)")
+    _config_option(imp)
+    imp.set_defaults(handler=_eval_import)
+
+
+def _tokenizer_parser(sub: Any) -> None:
+    tokenizer = _command(sub, "tokenizer", "tiktoken's encoding files")
+    tok_sub = tokenizer.add_subparsers(dest="tokenizer_command", required=True, metavar="COMMAND")
+    fetch = _command(
+        tok_sub, "fetch", "download the encodings once, for machines that count tokens offline"
+    )
+    fetch.add_argument(
+        "--dir",
+        type=Path,
+        help="folder to keep them in (default: TIKTOKEN_CACHE_DIR, else tiktoken's own cache)",
+    )
+    fetch.add_argument(
+        "--mirror",
+        metavar="URL",
+        help="download NAME.tiktoken from this base URL instead of OpenAI's",
+    )
+    fetch.set_defaults(handler=_tokenizer_fetch)
+
+
 def _load(path: str) -> GatewayConfig | None:
     try:
-        return load_config(path)
+        config = load_config(path)
     except ConfigError as error:
         for problem in error.problems:
             print(f"{path}: {problem}", file=sys.stderr)
         return None
+    logs.configure(_log_format(config))
+    return config
+
+
+def _log_format(config: GatewayConfig) -> logs.LogFormat:
+    return "json" if config.server.log_format == "json" else "text"
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -113,14 +186,11 @@ def _serve(args: argparse.Namespace) -> int:
     config = _load(args.config)
     if config is None:
         return 1
-    host = config.server.host
+    host = args.host or config.server.host
+    port = config.server.port if args.port is None else args.port
     if not config.auth.keys:
         if not config.auth.allow_unauthenticated:
-            print(
-                "refusing to start: no gateway key is configured (auth.keys). Add keys, or set "
-                "auth.allowUnauthenticated: true to serve without keys on loopback only.",
-                file=sys.stderr,
-            )
+            print(NO_KEY, file=sys.stderr)
             return 1
         if not _is_loopback(host):
             log.warning("auth.allowUnauthenticated: binding to 127.0.0.1 instead of %s", host)
@@ -129,7 +199,18 @@ def _serve(args: argparse.Namespace) -> int:
         return 1
     import uvicorn
 
-    common = {"host": host, "port": config.server.port, "access_log": False, "log_level": "info"}
+    from gateway.api.serving import log_open_file_limit, raise_open_file_limit, uvicorn_options
+
+    log_open_file_limit(raise_open_file_limit(), config.server)  # workers inherit it
+    # uvicorn applies the same logging config in every worker it starts; its own access
+    # log is off (the gateway writes one line per call, with what the call did).
+    common = {
+        "host": host,
+        "port": port,
+        "access_log": False,
+        "log_config": logs.logging_config(_log_format(config)),
+        **uvicorn_options(config.server),
+    }
     if config.server.workers > 1:
         os.environ[CONFIG_ENV] = str(Path(args.config).resolve())
         os.environ["GATEWAY_BIND_HOST"] = host
@@ -137,20 +218,22 @@ def _serve(args: argparse.Namespace) -> int:
             "gateway.api.factory:app_from_env",
             factory=True,
             workers=config.server.workers,
-            **common,  # type: ignore[arg-type]
+            **common,
         )
         return 0
     from gateway.api.app import create_app
 
-    uvicorn.run(create_app(config), **common)  # type: ignore[arg-type]
+    uvicorn.run(create_app(config), **common)
     return 0
 
 
 def _upgrade_in_a_child(config_path: str) -> bool:
     """``gateway db upgrade`` in a child process: Alembic and the migration scripts are
-    then never loaded into the serving process (about 10 MB of its resident memory)."""
+    then never loaded into the serving process (about 10 MB of its resident memory).
+    Its log lines go to stderr in the configured format; its closing remark on stdout is
+    dropped, so a server's output stays its log lines alone."""
     command = [sys.executable, "-m", "gateway.cli", "db", "upgrade", "--config", config_path]
-    return subprocess.run(command, check=False).returncode == 0
+    return subprocess.run(command, check=False, stdout=subprocess.DEVNULL).returncode == 0
 
 
 def _is_loopback(host: str) -> bool:
@@ -182,6 +265,28 @@ def _eval_import(args: argparse.Namespace) -> int:
     from gateway.explain_cli import import_evals
 
     return asyncio.run(import_evals(config, Path(args.file)))
+
+
+def _tokenizer_fetch(args: argparse.Namespace) -> int:
+    from gateway.usage.download import fetch_encodings
+    from gateway.usage.tokens import tiktoken_cache_dir
+
+    chosen = args.dir or tiktoken_cache_dir()
+    if chosen is None:
+        print("TIKTOKEN_CACHE_DIR is empty: pass --dir", file=sys.stderr)
+        return 1
+    directory = Path(chosen)
+    try:
+        fetched = fetch_encodings(directory, mirror=args.mirror)
+    except (OSError, ValueError) as error:
+        print(f"error: could not fetch tiktoken's encodings: {error}", file=sys.stderr)
+        return 1
+    for item in fetched:
+        state = "downloaded" if item.downloaded else "already there"
+        print(f"{item.encoding}: {state} ({item.path})")
+    if os.environ.get("TIKTOKEN_CACHE_DIR") != str(directory):
+        print(f"export TIKTOKEN_CACHE_DIR={directory.resolve()}  # for gateway serve")
+    return 0
 
 
 def _keys_hash(_: argparse.Namespace) -> int:

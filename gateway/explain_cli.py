@@ -16,7 +16,7 @@ from gateway.routing.circuit import CircuitBreakers
 from gateway.routing.readout import render_table
 from gateway.runtime import utc_now
 from gateway.signals.cache import SignalRefresher
-from gateway.signals.quality import import_eval_results
+from gateway.signals.quality import EvalImportError, import_eval_results
 
 
 async def explain_from_database(
@@ -53,15 +53,33 @@ async def explain_from_database(
 
 
 async def import_evals(config: GatewayConfig, path: Path) -> int:
+    """Every bad line is reported (then nothing is imported); unknown ids are warnings."""
+    known = {pid: set[str]() for pid in config.providers}
+    for model in config.models:
+        known[model.provider].add(model.id)
     upgrade(config.database.url)
     engine = create_engine(config.database.url)
     try:
         with path.open(encoding="utf-8") as lines:
-            count = await import_eval_results(engine, lines)
+            done = await import_eval_results(engine, lines, known=known)
+    except EvalImportError as error:
+        for problem in error.problems:
+            print(f"{path}: {problem}", file=sys.stderr)
+        print(f"{len(error.problems)} bad line(s): nothing imported", file=sys.stderr)
+        return 1
     except (OSError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     finally:
         await engine.dispose()
-    print(f"imported {count} eval result(s) from {path}")
+    for warning in done.warnings:
+        print(f"{path}: warning: {warning} (imported, but never read by routing)", file=sys.stderr)
+    if done.undated:
+        print(
+            f"{path}: {done.undated} line(s) without run_at were recorded at the import time;"
+            " give run_at to make importing the file again a no-op",
+            file=sys.stderr,
+        )
+    skipped = f" ({done.already_there} already recorded, skipped)" if done.already_there else ""
+    print(f"imported {done.inserted} eval result(s) from {path}{skipped}")
     return 0

@@ -31,12 +31,20 @@ class BudgetGate(Protocol):
         configuration: Configuration,
         request: InboundRequest,
         models: Callable[[], Sequence[Model]],
+        *,
+        fallback: bool = False,
     ) -> Reservation | None:
         """Hold the call's worst case, atomically; raise BudgetExceeded to refuse it.
 
         ``models`` gives the models the call may end on (the primary's, then the
-        fallbacks'); it is only asked for when a budget applies.
+        fallbacks'); it is only asked for when a budget applies. With ``fallback``
+        the configuration is a fallback reached by the call: only its own budget
+        is held, and charged only if it is what served.
         """
+        ...
+
+    async def count_hit(self, key: ApiKey | None, configuration: Configuration) -> None:
+        """Charge a cached answer as one request; raise BudgetExceeded past a request budget."""
         ...
 
     async def settle(self, reservation: Reservation, record: TelemetryRecord) -> None:
@@ -51,12 +59,19 @@ class CachedAnswer:
 
 
 class ResponseCache(Protocol):
+    """``key_id`` is the calling key's id (None without auth); a configuration whose cache
+    is scoped to the key keeps one answer per key."""
+
     async def lookup(
-        self, configuration: Configuration, request: InboundRequest
+        self, configuration: Configuration, request: InboundRequest, key_id: str | None
     ) -> CachedAnswer | None: ...
 
     async def store(
-        self, configuration: Configuration, request: InboundRequest, answer: CachedAnswer
+        self,
+        configuration: Configuration,
+        request: InboundRequest,
+        key_id: str | None,
+        answer: CachedAnswer,
     ) -> None: ...
 
 
@@ -67,7 +82,12 @@ class NoBudgets:
         configuration: Configuration,
         request: InboundRequest,
         models: Callable[[], Sequence[Model]],
+        *,
+        fallback: bool = False,
     ) -> Reservation | None:
+        return None
+
+    async def count_hit(self, key: ApiKey | None, configuration: Configuration) -> None:
         return None
 
     async def settle(self, reservation: Reservation, record: TelemetryRecord) -> None:
@@ -76,11 +96,15 @@ class NoBudgets:
 
 class NoCache:
     async def lookup(
-        self, configuration: Configuration, request: InboundRequest
+        self, configuration: Configuration, request: InboundRequest, key_id: str | None
     ) -> CachedAnswer | None:
         return None
 
     async def store(
-        self, configuration: Configuration, request: InboundRequest, answer: CachedAnswer
+        self,
+        configuration: Configuration,
+        request: InboundRequest,
+        key_id: str | None,
+        answer: CachedAnswer,
     ) -> None:
         return None

@@ -18,6 +18,24 @@ from gateway.domain.usage import TokenCount
 from gateway.routing.operation import classify
 
 _IMAGE_PART_TYPES = frozenset({"image_url", "image", "input_image"})
+# The fields a budget hold multiplies, with the range a request may ask for. Tokens stop at
+# 2**31 - 1 (int32, which every upstream parses, and the usual "no limit" sentinel); no model
+# generates near that. Choices stop at 128, OpenAI's own bound. Within these a worst case fits
+# the budget counters on every database, so a huge value cannot turn into a database error.
+MAX_TOKENS_BOUND = 2**31 - 1
+MAX_CHOICES = 128
+_BOUNDED = {
+    "max_tokens": MAX_TOKENS_BOUND,
+    "max_completion_tokens": MAX_TOKENS_BOUND,
+    "n": MAX_CHOICES,
+}
+_BOUNDED_COMPLETIONS = {**_BOUNDED, "best_of": MAX_CHOICES}
+# Deeper bodies are refused: encoding, hashing and counting them later would exhaust
+# the stack (a RecursionError, answered 500), and no real request nests this far.
+MAX_JSON_DEPTH = 128
+_CONTAINERS = frozenset({dict, list})
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+_TOO_DEEP = f"The request body nests deeper than {MAX_JSON_DEPTH} levels."
 
 
 class Endpoint(StrEnum):
@@ -54,8 +72,17 @@ class InboundRequest:
 
     @property
     def max_tokens(self) -> int | None:
-        value = self.body.get("max_completion_tokens", self.body.get("max_tokens"))
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
+        """``max_completion_tokens``, else ``max_tokens``; a null one counts as absent."""
+        for name in ("max_completion_tokens", "max_tokens"):
+            value = self.body.get(name)
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+        return None
+
+    def count_of(self, name: str) -> int:
+        """``n`` or ``best_of`` as a multiplier: 1 when absent or null (checked at parsing)."""
+        value = self.body.get(name)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 1
 
 
 def parse_inbound(endpoint: Endpoint, raw: bytes) -> InboundRequest:
@@ -63,8 +90,12 @@ def parse_inbound(endpoint: Endpoint, raw: bytes) -> InboundRequest:
         body = msgspec.json.decode(raw)
     except msgspec.DecodeError as exc:
         raise InvalidJson(f"The request body is not valid JSON: {exc}") from exc
+    except RecursionError:  # deeper than the interpreter's stack, let alone the bound
+        raise InvalidJson(_TOO_DEEP) from None
     if not isinstance(body, dict):
         raise InvalidJson("The request body must be a JSON object.")
+    if nests_deeper(body, MAX_JSON_DEPTH):
+        raise InvalidJson(_TOO_DEEP)
     model = body.get("model")
     if not isinstance(model, str) or not model:
         raise InvalidRequest("'model' is required and must be a non-empty string.", param="model")
@@ -78,6 +109,27 @@ def parse_inbound(endpoint: Endpoint, raw: bytes) -> InboundRequest:
     return InboundRequest(
         endpoint, body, model, operation, required, stream, include_usage, body_bytes=len(raw)
     )
+
+
+def nests_deeper(value: Any, limit: int) -> bool:
+    """Whether arrays and objects nest deeper than ``limit`` in ``value`` (level 1), a
+    decoded JSON object or array.
+
+    Walked level by level, without recursion; a container holding only scalars is
+    skipped by one C-level pass over its types.
+    """
+    level = [value]
+    for _ in range(limit):
+        below: list[Any] = []
+        for node in level:
+            children = node.values() if type(node) is dict else node
+            if _SCALARS.issuperset(map(type, children)):
+                continue
+            below.extend(child for child in children if type(child) in _CONTAINERS)
+        if not below:
+            return False
+        level = below
+    return True
 
 
 def _include_usage(body: dict[str, Any]) -> bool:
@@ -98,13 +150,29 @@ def _operation_of(
         _check_input(body)
         return classify("embeddings")
     if endpoint is Endpoint.COMPLETIONS:
-        if not isinstance(body.get("prompt"), str | list):
-            raise InvalidRequest("'prompt' is required (a string or an array).", param="prompt")
+        # OpenAI requires the key but lets it be null (the model then starts a new
+        # document, as after its default prompt "<|endoftext|>").
+        if "prompt" not in body or not isinstance(body["prompt"], str | list | None):
+            raise InvalidRequest(
+                "'prompt' is required (a string, an array, or null).", param="prompt"
+            )
+        _check_bounds(body, _BOUNDED_COMPLETIONS)
         return classify("completions", stream=stream)
+    _check_bounds(body, _BOUNDED)
     has_tools = _check_messages_and_tools(body)
     return classify(
         "chat", stream=stream, has_tools=has_tools, has_image=_has_image(body["messages"])
     )
+
+
+def _check_bounds(body: dict[str, Any], bounds: dict[str, int]) -> None:
+    """Integers in 1..bound, or null (absent); checked before any budget is held."""
+    for name, bound in bounds.items():
+        value = body.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= bound:
+            raise InvalidRequest(f"'{name}' must be an integer from 1 to {bound}.", param=name)
 
 
 def _check_input(body: dict[str, Any]) -> None:

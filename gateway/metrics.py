@@ -61,6 +61,12 @@ class Metrics:
             "Calls admitted without a budget check while the database was unreachable.",
             registry=self.registry,
         )
+        self.budget_pending = Gauge(
+            "gateway_budget_pending_calls",
+            "Calls whose budget use is kept in memory until the database takes it"
+            " (admitted during an outage, or their settlement failed).",
+            registry=self.registry,
+        )
         self.queue_depth = Gauge(
             "gateway_telemetry_queue_depth",
             "Telemetry rows waiting to be written.",
@@ -94,6 +100,9 @@ class Metrics:
         self._child(self.latency, operation).observe(seconds)
         if error_class is not None:
             self._child(self.errors, error_class).inc()
+
+    def observe_capability_warning(self, configuration: str) -> None:
+        self._child(self.capability_warnings, configuration).inc()
 
     def render(self, refresh: Callable[[Metrics], None] | None = None) -> bytes:
         if refresh is not None:

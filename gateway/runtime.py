@@ -30,7 +30,7 @@ from gateway.telemetry.writer import TelemetryWriter
 from gateway.upstream.base import Adapter
 from gateway.upstream.http import ReadLimits, Transport, UpstreamHTTP
 from gateway.upstream.registry import AdapterRegistry
-from gateway.usage.tokens import TokenCounter, make_default_counter
+from gateway.usage.tokens import TokenCounter, load_warning, make_default_counter
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +79,7 @@ class Runtime:
             self.engine,
             self.counter,
             hold_seconds=hold_seconds_for(config.server.request_timeout_seconds),
+            on_outage=config.budgets.on_database_outage,
         )
         self.cache = StoredResponseCache(
             make_store(config.cache, self.engine), fingerprints=configuration_fingerprints(config)
@@ -100,6 +101,9 @@ class Runtime:
     async def start(self) -> None:
         # Loading an encoding parses megabytes: at startup, off the loop, not on a first call.
         await asyncio.to_thread(self.counter.warm)
+        warning = load_warning(self.counter)
+        if warning is not None:
+            log.warning(warning)
         await self.writer.start()
         await self.signals.start()
         await self.budgets.start()
@@ -118,3 +122,4 @@ class Runtime:
         metrics.dropped_rows.set(self.writer.dropped)
         metrics.history_read_failures.set(self.signals.history_read_failures)
         metrics.budget_unchecked.set(self.budgets.unchecked)
+        metrics.budget_pending.set(self.budgets.recovery.pending_calls)

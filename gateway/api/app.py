@@ -9,9 +9,11 @@ from litestar import Litestar
 
 from gateway.api.admin import AdminController, governance_page
 from gateway.api.errors import EXCEPTION_HANDLERS
+from gateway.api.keyless import keyless_guard
 from gateway.api.models import list_models
 from gateway.api.proxy import PROXY_HANDLERS
 from gateway.api.system import healthz, metrics, readyz
+from gateway.auth import is_keyless
 from gateway.domain.settings import GatewayConfig
 from gateway.runtime import Runtime
 from gateway.upstream.http import Transport
@@ -45,7 +47,11 @@ def create_app(
             governance_page,
         ],
         lifespan=[lifespan],
+        middleware=[keyless_guard] if is_keyless(config.auth) else [],
         exception_handlers=EXCEPTION_HANDLERS,
+        # Logging is the process's (gateway.logs): Litestar's own config would replace the
+        # root handler with its format in every worker.
+        logging_config=None,
         openapi_config=None,
         debug=False,
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 import uuid
 from typing import Any
 
@@ -25,6 +26,7 @@ from gateway.domain.errors import (
 from gateway.inbound import Endpoint, parse_inbound
 from gateway.pipeline.service import Answer, StreamAnswer
 from gateway.runtime import Runtime
+from gateway.telemetry.access import log_refused
 
 _ENCODER = msgspec.json.Encoder()
 # Kept as sent when it is printable ASCII that fits the telemetry column; else one is made.
@@ -96,13 +98,24 @@ def error_answer(error: GatewayError) -> Answer:
     return Answer(error.http_status, _ENCODER.encode(error.envelope()), error.headers())
 
 
+async def _refuse(
+    scope: Scope, send: Send, answer: Answer, request_id: str, endpoint: Endpoint, started: float
+) -> None:
+    """An answer before the pipeline (no row): still one access line."""
+    await send_answer(send, answer, request_id)
+    elapsed_ms = (time.perf_counter() - started) * 1000.0
+    method = str(scope.get("method", "POST"))
+    log_refused(f"/v1/{endpoint.value}", answer.status, elapsed_ms, request_id, method=method)
+
+
 async def _proxy(endpoint: Endpoint, scope: Scope, receive: Receive, send: Send) -> None:
+    started = time.perf_counter()
     request_id = correlation_id(scope)
     if scope.get("method") != "POST":
         error = InvalidRequest(f"Use POST for /v1/{endpoint.value}.")
         answer = error_answer(error)
         answer.status = 405
-        await send_answer(send, answer, request_id)
+        await _refuse(scope, send, answer, request_id, endpoint, started)
         return
     runtime = _runtime(scope)
     try:
@@ -115,7 +128,7 @@ async def _proxy(endpoint: Endpoint, scope: Scope, receive: Receive, send: Send)
         request = parse_inbound(endpoint, raw)
         request.cache_bypass = _no_cache(_header(scope, b"x-gateway-cache"))
     except GatewayError as error:
-        await send_answer(send, error_answer(error), request_id)
+        await _refuse(scope, send, error_answer(error), request_id, endpoint, started)
         return
     pipeline = runtime.pipeline
     ctx = pipeline.context(request, key, request_id)

@@ -24,6 +24,9 @@ from gateway.telemetry.records import TelemetryRecord
 DEFAULT_MAX_OUTPUT_TOKENS = 4096
 # Money columns keep 10 places; a hold is rounded up to them so its release is exact.
 COST_QUANTUM = Decimal("1e-10")
+# The largest cost a Numeric(18, 10) column holds. A dearer worst case is held as this: no
+# cost budget is that large, so it is refused the same way on every database.
+MAX_HELD_COST = Decimal("99999999.9999999999")
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +34,11 @@ class Amounts:
     requests: int
     tokens: int
     cost: Decimal
+
+    def __add__(self, other: Amounts) -> Amounts:
+        return Amounts(
+            self.requests + other.requests, self.tokens + other.tokens, self.cost + other.cost
+        )
 
     def __sub__(self, other: Amounts) -> Amounts:
         return Amounts(
@@ -56,7 +64,8 @@ def money(value: Decimal | None) -> Decimal:
 
 
 def max_output_tokens(request: InboundRequest, model: Model | None) -> int:
-    """``max_completion_tokens``/``max_tokens``, else the model's bound, else a default; × ``n``."""
+    """``max_completion_tokens``/``max_tokens``, else the model's bound, else a default; times
+    the choices generated (``n``; ``best_of`` on completions, which are generated and billed)."""
     if request.endpoint is Endpoint.EMBEDDINGS:
         return 0
     bound = request.max_tokens
@@ -64,17 +73,18 @@ def max_output_tokens(request: InboundRequest, model: Model | None) -> int:
         bound = model.max_output_tokens
     if bound is None:
         bound = DEFAULT_MAX_OUTPUT_TOKENS
-    choices = request.body.get("n")
-    if isinstance(choices, int) and not isinstance(choices, bool) and choices > 1:
-        bound *= choices
-    return max(bound, 0)
+    choices = request.count_of("n")
+    if request.endpoint is Endpoint.COMPLETIONS:
+        choices = max(choices, request.count_of("best_of"))
+    return max(bound * max(choices, 1), 0)
 
 
 def worst_case(request: InboundRequest, model: Model | None, prompt: int) -> Amounts:
     """The call's hold: the prompt's estimate plus the output bound, priced (0 when unpriced)."""
     output = max_output_tokens(request, model)
     price = model.price if model is not None else None
-    return Amounts(1, prompt + output, money(cost(Usage(prompt, output), price)))
+    held = min(money(cost(Usage(prompt, output), price)), MAX_HELD_COST)
+    return Amounts(1, prompt + output, held)
 
 
 def actual_amounts(record: TelemetryRecord) -> Amounts:

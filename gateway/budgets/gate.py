@@ -1,20 +1,41 @@
-"""The pipeline's BudgetGate on the database, and the sweeper of holds that died."""
+"""The pipeline's BudgetGate on the database.
+
+Admission holds the call's worst case on every budget it is held to, in one
+transaction; the end of the call replaces the hold by what it used. A fallback
+configuration with a budget of its own is held when its turn comes, and is
+charged only if it is what served.
+
+Only a database that cannot be reached is an outage (``budgets.onDatabaseOutage``:
+``admit`` keeps the call's figures in memory and charges them when the
+database is back, ``refuse`` answers 503). Any other database error refuses
+the call: a value that breaks a statement must not pass a budget unchecked.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gateway.budgets.figures import ONE_REQUEST, Amounts, actual_amounts, refusal, worst_case
-from gateway.budgets.store import BudgetStore, Hold, Refused
-from gateway.budgets.windows import budget_lines, measures_tokens
+from gateway.budgets.figures import (
+    NOTHING,
+    ONE_REQUEST,
+    Amounts,
+    actual_amounts,
+    refusal,
+    worst_case,
+)
+from gateway.budgets.recovery import BACKOFF_FIRST_SECONDS, OutageRecovery
+from gateway.budgets.store import BudgetStore, Hold, Refused, SettleUncertain
+from gateway.budgets.upkeep import Upkeep
+from gateway.budgets.windows import BudgetLine, CounterKey, budget_lines, measures_tokens
 from gateway.db.engine import describe_error
+from gateway.db.failures import is_connection_failure
+from gateway.domain.errors import BudgetCheckFailed, BudgetUnavailable
 from gateway.domain.model import Configuration, Model
 from gateway.domain.settings import ApiKey
 from gateway.hooks import Reservation
@@ -25,11 +46,9 @@ from gateway.usage.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
 
-SWEEP_INTERVAL_SECONDS = 30.0
-# Counters of windows this old are forgotten (the longest window is a month).
-KEEP_WINDOWS_DAYS = 62
-# asyncpg raises OSError (not a SQLAlchemy error) when it cannot connect.
-_DATABASE_DOWN = (SQLAlchemyError, OSError)
+ADMIT = "admit"
+REFUSE = "refuse"
+FINAL_CHARGE_SECONDS = 5.0
 
 
 def hold_seconds_for(request_timeout_seconds: float) -> float:
@@ -41,6 +60,16 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+@dataclass(slots=True)
+class Ticket:
+    """What one reservation holds: a hold in the database, or (outage) only in memory."""
+
+    keys: tuple[CounterKey, ...]
+    held: Amounts
+    hold: Hold | None  # None: admitted unchecked, owed in the outage ledger
+    served_by: str | None = None  # a fallback's hold: charged only if this configuration served
+
+
 class DatabaseBudgets:
     def __init__(
         self,
@@ -48,15 +77,30 @@ class DatabaseBudgets:
         counter: TokenCounter,
         *,
         hold_seconds: float,
-        sweep_interval_seconds: float = SWEEP_INTERVAL_SECONDS,
+        on_outage: str = ADMIT,
+        sweep_interval_seconds: float | None = None,
+        renew_interval_seconds: float | None = None,
+        recovery_backoff_seconds: float = BACKOFF_FIRST_SECONDS,
         clock: Callable[[], datetime] = _utc_now,
     ) -> None:
         self.store = BudgetStore(engine)
+        self.recovery = OutageRecovery(
+            self.store, clock, backoff_first_seconds=recovery_backoff_seconds
+        )
+        self.live: dict[str, Hold] = {}  # holds of calls still running, renewed until they end
+        self.upkeep = Upkeep(
+            self.store,
+            self.recovery,
+            self.live,
+            clock,
+            hold_seconds=hold_seconds,
+            sweep_interval_seconds=sweep_interval_seconds,
+            renew_interval_seconds=renew_interval_seconds,
+        )
         self._counter = counter
         self._hold = timedelta(seconds=hold_seconds)
-        self._interval = sweep_interval_seconds
+        self._refuse = on_outage == REFUSE
         self._clock = clock
-        self._task: asyncio.Task[None] | None = None
         self.unchecked = 0  # calls admitted without a check while the database was down
 
     async def reserve(
@@ -65,26 +109,83 @@ class DatabaseBudgets:
         configuration: Configuration,
         request: InboundRequest,
         models: Callable[[], Sequence[Model]],
+        *,
+        fallback: bool = False,
     ) -> Reservation | None:
+        """Hold the worst case; a fallback's hold covers its own budget (the primary's hold
+        covers the key's)."""
         now = self._clock()
-        lines = budget_lines(key, configuration, now)
+        lines = budget_lines(None if fallback else key, configuration, now)
         if not lines:
             return None  # no budget applies: no database round trip
         held, bounded = ONE_REQUEST, False
         if measures_tokens(lines):
             held, bounded = await self._worst_case(request, models())
+        ledger = self.recovery.ledger
+        served_by = configuration.id if fallback else None
         try:
-            hold = await self.store.reserve(lines, held, now + self._hold)
+            hold = await self.store.reserve(
+                lines, held, now + self._hold, ledger.pending_for(lines)
+            )
         except Refused as refused:
+            self.recovery.reachable()
             raise refusal(
                 refused.line, held, refused.used, now, prompt_upper_bound=bounded
             ) from None
-        except _DATABASE_DOWN as error:
-            # A database outage never fails a call: admitted unchecked, logged and counted.
-            self.unchecked += 1
-            log.error("budget not checked, call admitted: %s", describe_error(error))
-            return None
-        return Reservation(hold)
+        except Exception as error:
+            self._database_failed(error, lines, held, now, prompt_upper_bound=bounded)
+            ledger.admit([line.key for line in lines], held)
+            self.recovery.wake()
+            return Reservation(Ticket(tuple(line.key for line in lines), held, None, served_by))
+        self.recovery.reachable()
+        self.live[hold.reservation_id] = hold
+        return Reservation(Ticket(hold.keys, held, hold, served_by))
+
+    async def count_hit(self, key: ApiKey | None, configuration: Configuration) -> None:
+        """A cached answer is one request served: charged to request budgets, refused past them."""
+        now = self._clock()
+        every = budget_lines(key, configuration, now)
+        lines = tuple(line for line in every if line.limits.requests)
+        if not lines:
+            return
+        ledger = self.recovery.ledger
+        try:
+            await self.store.charge(lines, ONE_REQUEST, ledger.pending_for(lines))
+        except Refused as refused:
+            self.recovery.reachable()
+            raise refusal(refused.line, ONE_REQUEST, refused.used, now) from None
+        except Exception as error:
+            self._database_failed(error, lines, ONE_REQUEST, now)
+            ledger.owe([line.key for line in lines], ONE_REQUEST)
+            self.recovery.wake()
+            return
+        self.recovery.reachable()
+
+    def _database_failed(
+        self,
+        error: Exception,
+        lines: Sequence[BudgetLine],
+        held: Amounts,
+        now: datetime,
+        *,
+        prompt_upper_bound: bool = False,
+    ) -> None:
+        """Raise unless the call may be admitted unchecked (an outage, under ``admit``)."""
+        if not is_connection_failure(error):
+            log.error("budget check failed, call refused: %s", describe_error(error))
+            raise BudgetCheckFailed("The gateway could not check the call's budget.") from None
+        if self._refuse:
+            log.error("budget database unreachable, call refused: %s", describe_error(error))
+            raise BudgetUnavailable(
+                "The budget database is unreachable; the call was not attempted."
+            ) from None
+        # What this process owes already is a floor under every counter: past it, refuse.
+        over = self.recovery.ledger.refusing(lines, held)
+        if over is not None:
+            used = self.recovery.ledger.pending(over.key)
+            raise refusal(over, held, used, now, prompt_upper_bound=prompt_upper_bound) from None
+        self.unchecked += 1
+        log.error("budget not checked, call admitted: %s", describe_error(error))
 
     async def _worst_case(
         self, request: InboundRequest, models: Sequence[Model]
@@ -102,40 +203,48 @@ class DatabaseBudgets:
         return max(cases, key=lambda amounts: (amounts.cost, amounts.tokens)), bounded
 
     async def settle(self, reservation: Reservation, record: TelemetryRecord) -> None:
-        hold, reservation.token = reservation.token, None  # settled once, whoever asks again
-        if not isinstance(hold, Hold):
+        ticket, reservation.token = reservation.token, None  # settled once, whoever asks again
+        if not isinstance(ticket, Ticket):
+            return
+        served = ticket.served_by is None or record.served_configuration == ticket.served_by
+        actual = actual_amounts(record) if served else NOTHING
+        hold = ticket.hold
+        if hold is None:
+            self.recovery.ledger.end(ticket.keys, actual - ticket.held)
+            self.recovery.wake()
             return
         try:
-            await self.store.settle(hold, actual_amounts(record))
-        except _DATABASE_DOWN as error:
-            # The hold stays until it expires and the sweeper releases it.
+            await self.store.settle(hold, actual)
+        except SettleUncertain:
+            self.recovery.defer(hold, actual, uncertain=True)
+            return
+        except Exception as error:
+            if is_connection_failure(error):
+                # Kept (and its hold renewed) until the database takes it.
+                self.recovery.defer(hold, actual, uncertain=False)
+                return
             log.error("budget settlement failed: %s", describe_error(error))
+        finally:
+            self.live.pop(hold.reservation_id, None)
 
     async def sweep(self) -> int:
-        """Release expired holds and forget old windows; returns holds released."""
-        now = self._clock()
-        released = await self.store.release_expired(now)
-        await self.store.purge_windows((now - timedelta(days=KEEP_WINDOWS_DAYS)).date())
-        if released:
-            log.warning("released %d budget hold(s) of calls that never finished", released)
-        return released
+        return await self.upkeep.sweep()
 
     async def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._loop(), name="budget-sweeper")
+        await self.upkeep.start()
 
     async def stop(self) -> None:
-        task, self._task = self._task, None
-        if task is None:
+        """Stop the background work; on the way out, try once more to charge what an outage
+        left in memory (it is lost with the process otherwise)."""
+        await self.upkeep.stop()
+        recovery = self.recovery
+        if recovery.idle:
             return
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
-    async def _loop(self) -> None:
-        while True:
-            await asyncio.sleep(self._interval)
-            try:
-                await self.sweep()
-            except _DATABASE_DOWN as error:
-                log.warning("budget sweep failed: %s", describe_error(error))
+        try:
+            await asyncio.wait_for(recovery.charge_all(), FINAL_CHARGE_SECONDS)
+        except Exception as error:
+            log.error(
+                "budget use of %d call(s) from an outage was never charged: %s",
+                recovery.pending_calls,
+                describe_error(error),
+            )

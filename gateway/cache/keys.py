@@ -2,7 +2,9 @@
 
 It covers the resolved configuration, the endpoint and the whole request body,
 canonicalised (object keys sorted at every depth), so two bodies that differ
-only in key order share an answer and any other difference does not.
+only in key order share an answer and any other difference does not. A cache
+scoped to the key adds the calling key's id, so keys never see each other's
+answers.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from gateway.domain.settings import GatewayConfig
 from gateway.inbound import InboundRequest
 
 
-def cache_key(configuration: str, request: InboundRequest) -> str:
-    """Hex SHA-256 over the configuration (its fingerprint), the endpoint and the canonical body."""
+def cache_key(configuration: str, request: InboundRequest, key_id: str | None = None) -> str:
+    """Hex SHA-256 over the configuration (its fingerprint), the endpoint, the canonical body
+    and, for a cache scoped to the key, the key's id (``""`` for calls without a key)."""
     canonical = msgspec.json.encode(request.body, order="sorted")
     digest = hashlib.sha256()
     digest.update(configuration.encode("utf-8"))
@@ -28,6 +31,10 @@ def cache_key(configuration: str, request: InboundRequest) -> str:
     digest.update(request.endpoint.value.encode("ascii"))
     digest.update(b"\x00")
     digest.update(canonical)
+    if key_id is not None:
+        # After the body, whose JSON never holds a NUL byte: no body can imitate a scope.
+        digest.update(b"\x00key\x00")
+        digest.update(key_id.encode("utf-8"))
     return digest.hexdigest()
 
 

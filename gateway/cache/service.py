@@ -63,24 +63,29 @@ class StoredResponseCache:
         self._task: asyncio.Task[None] | None = None
 
     async def lookup(
-        self, configuration: Configuration, request: InboundRequest
+        self, configuration: Configuration, request: InboundRequest, key_id: str | None
     ) -> CachedAnswer | None:
         if configuration.cache is None or self._resting():
             return None
         try:
-            return await self.backend.get(self._key(configuration, request))
+            return await self.backend.get(self._key(configuration, request, key_id))
         except Exception as error:  # a cache must never fail a call
             self._failed("lookup", error)
             return None
 
     async def store(
-        self, configuration: Configuration, request: InboundRequest, answer: CachedAnswer
+        self,
+        configuration: Configuration,
+        request: InboundRequest,
+        key_id: str | None,
+        answer: CachedAnswer,
     ) -> None:
         spec = configuration.cache
         if spec is None or spec.ttl_seconds <= 0 or self._resting():
             return
+        key = self._key(configuration, request, key_id)
         try:
-            await self.backend.put(self._key(configuration, request), answer, spec.ttl_seconds)
+            await self.backend.put(key, answer, spec.ttl_seconds)
         except Exception as error:  # a cache must never fail a call
             self._failed("store", error)
 
@@ -97,9 +102,12 @@ class StoredResponseCache:
         with contextlib.suppress(Exception):
             await self.backend.close()
 
-    def _key(self, configuration: Configuration, request: InboundRequest) -> str:
+    def _key(
+        self, configuration: Configuration, request: InboundRequest, key_id: str | None
+    ) -> str:
         fingerprint = self._fingerprints.get(configuration.id, configuration.id)
-        return cache_key(fingerprint, request)
+        scoped = configuration.cache is not None and configuration.cache.scope == "key"
+        return cache_key(fingerprint, request, (key_id or "") if scoped else None)
 
     def _resting(self) -> bool:
         return time.monotonic() < self._down_until

@@ -62,6 +62,9 @@ def _load(
     if not isinstance(tree, dict):
         problems.add("", f"expected a mapping at the top level, got {yaml_type(tree)}")
         return None
+    # A section left empty (``auth:`` above comments only) reads as null: it means "the
+    # defaults", as if it were left out.
+    tree = {key: value for key, value in tree.items() if value is not None}
     tree = interpolate(tree, environ, problems)
     file = to_struct(tree, FileSchema, problems)
     if file is None:

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from gateway.config.errors import Problems, child, item
+from gateway.domain.suggest import SHOWN, closest
 
 T = TypeVar("T")
 
@@ -65,8 +66,16 @@ class Ids:
             return True
         if value not in self._failed:
             shown = self._problems.quote(path, value)
-            self._problems.add(path, f"unknown {self.kind} {shown}")
+            self._problems.add(path, f"unknown {self.kind} {shown}{self._hint(path, value)}")
         return False
+
+    def _hint(self, path: str, value: str) -> str:
+        if not self._first:  # entries that failed to parse have problems of their own
+            return "" if self._failed else f" (no {self.kind} is defined)"
+        # A value read from the environment is not compared with anything: it may be a secret.
+        hidden = path in self._problems.from_environment
+        shown = list(self._first)[:SHOWN] if hidden else closest(value, self._first)
+        return f" (valid: {', '.join(shown)}{', …' if len(self._first) > len(shown) else ''})"
 
     def check_all(self, path: str, values: Sequence[str]) -> None:
         for index, value in enumerate(values):

@@ -55,6 +55,7 @@ def resolve(file: FileSchema, raw: Any, problems: Problems) -> GatewayConfig | N
         telemetry=sections.telemetry,
         expose_models=file.expose_models,
         cache=cache,
+        budgets=sections.budgets,
         auth=auth,
         routing=sections.routing,
         health=sections.health,
@@ -194,8 +195,19 @@ def _configuration(
         fallback=tuple(entry.fallback),
         criteria=_criteria(entry.criteria),
         budget=to_budget(entry.budget),
-        cache=CacheSpec(ttl_seconds=entry.cache.ttl_seconds) if entry.cache else None,
+        cache=_cache_spec(entry),
+        operation_capability_enforcement=(
+            entry.operation_capability_enforcement.value
+            if entry.operation_capability_enforcement is not None
+            else None
+        ),
     )
+
+
+def _cache_spec(entry: ConfigurationSchema) -> CacheSpec | None:
+    if entry.cache is None:
+        return None
+    return CacheSpec(ttl_seconds=entry.cache.ttl_seconds, scope=entry.cache.scope.value)
 
 
 def _criteria(entry: CriteriaSchema | None) -> Criteria:

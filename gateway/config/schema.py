@@ -61,9 +61,24 @@ class Enforcement(StrEnum):
     OBSERVE = "observe"
 
 
+class LogFormat(StrEnum):
+    TEXT = "text"
+    JSON = "json"
+
+
 class CacheStore(StrEnum):
     DATABASE = "database"
     REDIS = "redis"
+
+
+class CacheScope(StrEnum):
+    CONFIGURATION = "configuration"  # one answer for every key allowed the configuration
+    KEY = "key"  # the key's id joins the cache key
+
+
+class OutagePolicy(StrEnum):
+    ADMIT = "admit"
+    REFUSE = "refuse"
 
 
 Id = Annotated[str, NonEmpty(), Identifier()]
@@ -85,6 +100,11 @@ class ServerSchema(Section):
     # What the gateway holds of one upstream answer: a whole one, one event of a stream.
     max_upstream_body_bytes: Annotated[int, Ge(65_536)] = 67_108_864
     max_upstream_event_bytes: Annotated[int, Ge(65_536)] = 8_388_608
+    log_format: LogFormat = LogFormat.TEXT
+    max_header_bytes: Annotated[int, Ge(1024)] = 65_536
+    header_timeout_seconds: Annotated[float, Gt(0)] = 10.0
+    idle_timeout_seconds: Annotated[float, Gt(0)] = 75.0
+    max_connections: PosInt = 2048
 
 
 class DatabaseSchema(Section):
@@ -99,6 +119,10 @@ class TelemetrySchema(Section):
 class CacheStoreSchema(Section):
     store: CacheStore = CacheStore.DATABASE
     redis_url: Annotated[str, NonEmpty()] | None = None
+
+
+class BudgetsSchema(Section):
+    on_database_outage: OutagePolicy = OutagePolicy.ADMIT
 
 
 class LimitsSchema(Section):
@@ -188,6 +212,7 @@ class CriteriaSchema(Section):
 
 class ResponseCacheSchema(Section):
     ttl_seconds: PosInt
+    scope: CacheScope = CacheScope.CONFIGURATION
 
 
 class ConfigurationSchema(Section):
@@ -199,6 +224,8 @@ class ConfigurationSchema(Section):
     criteria: CriteriaSchema | None = None
     budget: BudgetSchema | None = None
     cache: ResponseCacheSchema | None = None
+    # None: routing.operationCapabilityEnforcement decides.
+    operation_capability_enforcement: Enforcement | None = None
 
 
 class FileSchema(Section):
@@ -207,6 +234,7 @@ class FileSchema(Section):
     telemetry: TelemetrySchema = msgspec.field(default_factory=TelemetrySchema)
     expose_models: bool = False
     cache: CacheStoreSchema = msgspec.field(default_factory=CacheStoreSchema)
+    budgets: BudgetsSchema = msgspec.field(default_factory=BudgetsSchema)
     auth: AuthSchema = msgspec.field(default_factory=AuthSchema)
     routing: RoutingSchema = msgspec.field(default_factory=RoutingSchema)
     health: HealthSchema = msgspec.field(default_factory=HealthSchema)

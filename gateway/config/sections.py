@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from gateway.config.schema import BudgetSchema, FileSchema, LimitsSchema
 from gateway.domain.model import BudgetLimits, BudgetSpec, RoutingSettings
 from gateway.domain.settings import (
+    BudgetSettings,
     CircuitBreakerSettings,
     DatabaseSettings,
     HealthSettings,
@@ -20,6 +21,7 @@ class Sections:
     server: ServerSettings
     database: DatabaseSettings
     telemetry: TelemetrySettings
+    budgets: BudgetSettings
     routing: RoutingSettings
     health: HealthSettings
     circuit_breaker: CircuitBreakerSettings
@@ -36,11 +38,17 @@ def resolve_sections(file: FileSchema) -> Sections:
             request_timeout_seconds=server.request_timeout_seconds,
             max_upstream_body_bytes=server.max_upstream_body_bytes,
             max_upstream_event_bytes=server.max_upstream_event_bytes,
+            log_format=server.log_format.value,
+            max_header_bytes=server.max_header_bytes,
+            header_timeout_seconds=server.header_timeout_seconds,
+            idle_timeout_seconds=server.idle_timeout_seconds,
+            max_connections=server.max_connections,
         ),
         database=DatabaseSettings(url=file.database.url),
         telemetry=TelemetrySettings(
             enabled=file.telemetry.enabled, retention_days=file.telemetry.retention_days
         ),
+        budgets=BudgetSettings(on_database_outage=file.budgets.on_database_outage.value),
         routing=RoutingSettings(
             policy_mode=routing.policy_mode,
             call_history=routing.call_history,

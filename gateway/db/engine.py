@@ -8,6 +8,7 @@ recycled pool so a restarted server costs one failed checkout, not a failed call
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from sqlalchemy import event
@@ -15,6 +16,8 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 SQLITE_BUSY_TIMEOUT_MS = 5000
+# asyncpg quotes the offending value ("invalid input for query argument $8: 1000…").
+_ARGUMENT_VALUE = re.compile(r"(query argument \$\d+):.*")
 
 
 def create_engine(url: str | URL) -> AsyncEngine:
@@ -69,7 +72,9 @@ def describe_error(exc: BaseException) -> str:
     """A one-line, log-safe account of a database failure: class and first line only.
 
     SQLAlchemy appends the SQL and a documentation link; the URL (and its
-    password) never appears in its messages.
+    password) never appears in its messages. Bound values are hidden by the
+    engines, and a driver that quotes one in its own message loses it here.
     """
     first_line = (str(exc).splitlines() or [""])[0]
+    first_line = _ARGUMENT_VALUE.sub(r"\1: [value hidden]", first_line)
     return f"{type(exc).__name__}: {first_line[:300]}"

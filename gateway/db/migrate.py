@@ -1,7 +1,8 @@
 """Run the Alembic migrations from code: the CLI calls :func:`upgrade` before serving.
 
-The scripts live inside the package (``gateway/db/migrations``), so an installed
-gateway finds them whatever the working directory; the Alembic ``Config`` is
+The scripts are the repository's top-level ``alembic/`` folder; an installed wheel
+carries them inside the package as ``gateway/db/migrations``, so an installed
+gateway finds them whatever the working directory. The Alembic ``Config`` is
 built here rather than read from an ini file.
 """
 
@@ -18,7 +19,19 @@ from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-MIGRATIONS_DIR = Path(__file__).resolve().with_name("migrations")
+
+def _scripts_dir() -> Path:
+    here = Path(__file__).resolve()
+    installed = here.with_name("migrations")  # where setup.py puts alembic/ in a wheel
+    checkout = here.parents[2] / "alembic"  # a source checkout (an editable install)
+    for candidate in (installed, checkout):
+        # env.py tells the scripts apart from the alembic library's own folder.
+        if (candidate / "env.py").is_file():
+            return candidate
+    raise RuntimeError(f"the migration scripts are missing (looked in {installed}, {checkout})")
+
+
+MIGRATIONS_DIR = _scripts_dir()
 
 
 def alembic_config(url: str | None = None, connection: Connection | None = None) -> Config:

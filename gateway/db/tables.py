@@ -149,3 +149,13 @@ eval_results = Table(
     Column("run_at", UtcDateTime, nullable=False),
 )
 Index("ix_eval_results_model", eval_results.c.provider, eval_results.c.model)
+# One row per run: importing the same results again adds nothing.
+Index(
+    "uq_eval_results_run",
+    eval_results.c.set_id,
+    eval_results.c.provider,
+    eval_results.c.model,
+    eval_results.c.grader,
+    eval_results.c.run_at,
+    unique=True,
+)

@@ -5,12 +5,21 @@ GatewayError
 ├── NoEligibleModel         400 / 503                   no_eligible_model
 ├── AuthenticationFailed    401 authentication_error    invalid_api_key
 ├── ConfigurationNotAllowed 403 permission_error        configuration_not_allowed
+├── CrossSiteRequest        403 permission_error        cross_site_request
 ├── ModelNotFound           404 invalid_request_error   model_not_found
+├── RequestHeadTimedOut     408 invalid_request_error   request_timeout
 ├── RequestTooLarge         413 invalid_request_error   request_too_large
+├── UnsupportedMediaType    415 invalid_request_error   unsupported_media_type
+├── HostNotAllowed          421 invalid_request_error   host_not_allowed
 ├── BudgetExceeded          429 rate_limit_error        budget_exceeded
 ├── RateLimited             429 rate_limit_error        rate_limited
+├── RequestHeadTooLarge     431 invalid_request_error   request_header_too_large
+├── BudgetCheckFailed       500 api_error               internal_error
 ├── UpstreamFailed          502 api_error               upstream_error
 │   └── InvalidUpstreamResponse 502 api_error           invalid_upstream_response
+├── UpstreamAuthFailed      502 api_error               upstream_auth_failed
+├── BudgetUnavailable       503 api_error               budget_unavailable
+├── ServerBusy              503 api_error               server_busy
 └── UpstreamTimedOut        504 api_error               upstream_timeout
 """
 
@@ -101,6 +110,35 @@ class RequestTooLarge(GatewayError):
     status = 413
     code = "request_too_large"
 
+    def headers(self) -> dict[str, str]:
+        # The rest of the body is not read, so the connection cannot carry another request.
+        return {"connection": "close"}
+
+
+class RequestHeadTooLarge(GatewayError):
+    status = 431
+    code = "request_header_too_large"
+
+
+class RequestHeadTimedOut(GatewayError):
+    status = 408
+    code = "request_timeout"
+
+
+class UnsupportedMediaType(GatewayError):
+    status = 415
+    code = "unsupported_media_type"
+
+
+class HostNotAllowed(GatewayError):
+    status = 421
+    code = "host_not_allowed"
+
+
+class CrossSiteRequest(GatewayError):
+    status = 403
+    code = "cross_site_request"
+
 
 class BudgetExceeded(GatewayError):
     status = 429
@@ -130,6 +168,20 @@ class RateLimited(GatewayError):
         return {"retry-after": self.retry_after} if self.retry_after else {}
 
 
+class BudgetCheckFailed(GatewayError):
+    """The budget check hit a database error that is not an outage: the call is refused."""
+
+    error_class = "budget_error"
+
+
+class BudgetUnavailable(GatewayError):
+    """The budget database is down and ``budgets.onDatabaseOutage`` is ``refuse``."""
+
+    status = 503
+    code = "budget_unavailable"
+    error_class = "budget_unavailable"
+
+
 class UpstreamFailed(GatewayError):
     status = 502
     code = "upstream_error"
@@ -140,6 +192,25 @@ class InvalidUpstreamResponse(UpstreamFailed):
 
     code = "invalid_upstream_response"
     error_class = "invalid_upstream_response"
+
+
+class UpstreamAuthFailed(GatewayError):
+    """A provider refused the gateway's own credentials (its 401/403): the operator's
+    configuration needs attention, not the caller's key or request."""
+
+    status = 502
+    code = "upstream_auth_failed"
+    error_class = "upstream_auth"
+
+
+class ServerBusy(GatewayError):
+    """Every connection slot of this process is taken; a retry soon may find one free."""
+
+    status = 503
+    code = "server_busy"
+
+    def headers(self) -> dict[str, str]:
+        return {"retry-after": "1"}
 
 
 class UpstreamTimedOut(GatewayError):

@@ -121,6 +121,7 @@ class BudgetSpec:
 @dataclass(frozen=True, slots=True)
 class CacheSpec:
     ttl_seconds: int
+    scope: str = "configuration"  # configuration | key
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +134,8 @@ class Configuration:
     criteria: Criteria = Criteria()
     budget: BudgetSpec | None = None
     cache: CacheSpec | None = None
+    # "enforce" | "observe"; None: routing.operationCapabilityEnforcement decides.
+    operation_capability_enforcement: str | None = None
 
     @property
     def is_fixed(self) -> bool:

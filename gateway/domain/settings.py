@@ -21,6 +21,11 @@ class ServerSettings:
     request_timeout_seconds: float = 600.0
     max_upstream_body_bytes: int = 64 * 1024 * 1024  # a whole upstream answer
     max_upstream_event_bytes: int = 8 * 1024 * 1024  # one event of an upstream stream
+    log_format: str = "text"  # text | json: every log line, access lines included
+    max_header_bytes: int = 64 * 1024  # request line plus headers
+    header_timeout_seconds: float = 10.0  # to receive a whole request head
+    idle_timeout_seconds: float = 75.0  # a connection the client leaves silent
+    max_connections: int = 2048  # open client connections per process
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +43,11 @@ class TelemetrySettings:
 class CacheStoreSettings:
     store: str = "database"  # database | redis
     redis_url: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetSettings:
+    on_database_outage: str = "admit"  # admit | refuse
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +85,7 @@ class GatewayConfig:
     telemetry: TelemetrySettings = TelemetrySettings()
     expose_models: bool = False
     cache: CacheStoreSettings = CacheStoreSettings()
+    budgets: BudgetSettings = BudgetSettings()
     auth: AuthSettings = AuthSettings()
     routing: RoutingSettings = RoutingSettings()
     health: HealthSettings = HealthSettings()

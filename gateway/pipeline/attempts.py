@@ -9,10 +9,12 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from gateway.domain.errors import (
+    BudgetExceeded,
     GatewayError,
     InvalidUpstreamResponse,
     NoEligibleModel,
     RateLimited,
+    UpstreamAuthFailed,
     UpstreamFailed,
     UpstreamTimedOut,
 )
@@ -27,10 +29,13 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 Dispatch = Callable[[Adapter, UpstreamCall], Awaitable[T]]
 UpstreamObserver = Callable[[str, float, str | None], None]  # provider id, seconds, error kind
+# Holds a fallback's own budget before it is tried; raises BudgetExceeded to skip it.
+FallbackAdmission = Callable[[Resolution], Awaitable[None]]
 
 
 class UpstreamRejected(Exception):
-    """A non-retryable upstream answer (4xx other than 408/429): the client gets it as sent."""
+    """A non-retryable upstream answer (4xx other than 401/403/408/429): the client gets
+    its status and its body as an envelope."""
 
     def __init__(self, error: UpstreamError) -> None:
         super().__init__(error.message)
@@ -51,18 +56,32 @@ class Attempts:
         self._observe = observe
 
     async def run(
-        self, ctx: CallContext, primary: Resolution, dispatch: Dispatch[T]
+        self,
+        ctx: CallContext,
+        primary: Resolution,
+        dispatch: Dispatch[T],
+        admit_fallback: FallbackAdmission | None = None,
     ) -> tuple[T, Target]:
+        """A fallback its budget refuses is not attempted; when nothing is attempted after
+        it, that refusal is the answer."""
         failures: list[tuple[Resolution, UpstreamError | None]] = []
         fallbacks = self._resolver.fallbacks(primary.configuration, ctx.request)
         plan: list[Configuration | Resolution] = [primary, *fallbacks]
+        refused: BudgetExceeded | None = None
         for index, step in enumerate(plan):
             resolution = self._resolver.resolved(step, ctx.request)
             target = resolution.target
             if target is None:
                 failures.append((resolution, None))
                 continue
-            if index > 0:  # ROUTING.md: fallback_attempts counts the sibling dispatches
+            if index > 0 and admit_fallback is not None:
+                try:
+                    await admit_fallback(resolution)
+                except BudgetExceeded as error:
+                    refused = error
+                    continue
+            refused = None
+            if index > 0:  # fallback_attempts counts the sibling dispatches
                 ctx.record.fallback_attempts += 1
             note_attempt(ctx.record, target)
             try:
@@ -74,6 +93,8 @@ class Attempts:
                 continue
             note_served(ctx.record, target)
             return result, target
+        if refused is not None:
+            raise refused
         raise _final_error(ctx, failures)
 
     async def _with_retries(self, ctx: CallContext, target: Target, dispatch: Dispatch[T]) -> T:
@@ -118,7 +139,7 @@ class Attempts:
             if not failure.retryable:
                 self._breakers.record_success(provider.id)  # it answered: the fault is ours
                 raise failure
-            self._breakers.record_failure(provider.id, time.monotonic())
+            self._failed(ctx, target, failure)
             last = failure
             if should_retry(failure, attempt, provider.max_retries):
                 delay = retry_delay(attempt, failure.retry_after)
@@ -128,6 +149,25 @@ class Attempts:
                     await asyncio.sleep(delay)
                     continue
             raise failure
+
+    def _failed(self, ctx: CallContext, target: Target, failure: UpstreamError) -> None:
+        """A retryable upstream failure: counted by the circuit, one warning line each."""
+        provider = target.provider.id
+        status = f" (HTTP {failure.status})" if failure.status is not None else ""
+        log.warning(
+            "upstream %s failed for model %s: %s%s, call %s",
+            provider,
+            target.model.id,
+            failure.kind,
+            status,
+            ctx.correlation_id,
+        )
+        if self._breakers.record_failure(provider, time.monotonic()):
+            log.warning(
+                "circuit opened for provider %s: its calls are refused for %g s",
+                provider,
+                self._breakers.cooldown_seconds,
+            )
 
 
 def _final_error(
@@ -156,6 +196,13 @@ def _final_error(
         )
     if last.kind == "oversize":
         return InvalidUpstreamResponse(f"The upstream's answer was too large ({listing}).")
+    if last.kind == "auth_rejected":
+        target = attempted[-1][0].target
+        provider = target.provider.id if target is not None else "?"
+        return UpstreamAuthFailed(
+            f"The provider '{provider}' rejected the gateway's credentials; your API key is "
+            f"fine, the gateway's key for that provider needs attention ({listing})."
+        )
     return UpstreamFailed(f"Every attempt failed ({listing}).")
 
 
@@ -167,10 +214,7 @@ def _nothing_attempted_class(failures: list[tuple[Resolution, UpstreamError | No
 
 
 def _caller_fault(failures: list[tuple[Resolution, UpstreamError | None]]) -> bool:
-    decisions = [r.decision for r, _ in failures]
-    return bool(decisions) and all(
-        d is not None and d.all_refusals_operation_capability() for d in decisions
-    )
+    return bool(failures) and all(r.refused_for_capability for r, _ in failures)
 
 
 def _refusal_message(name: str, failures: list[tuple[Resolution, UpstreamError | None]]) -> str:
@@ -182,6 +226,10 @@ def _refusal_message(name: str, failures: list[tuple[Resolution, UpstreamError |
                 {f"{r.model.id}: {r.reason.value}" for r in resolution.decision.rejected}
             )
             parts.append(f"{cid} [{', '.join(reasons) or 'no active models'}]")
+        elif resolution.missing:
+            needed = ", ".join(sorted(resolution.missing))
+            model = resolution.configuration.model
+            parts.append(f"{cid} [{model}: OPERATION_CAPABILITY_MISSING, lacks {needed}]")
         else:
             parts.append(f"{cid} [{error.kind if error else resolution.failure}]")
     return f"No eligible model for configuration '{name}': " + "; ".join(parts)

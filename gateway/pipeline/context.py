@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from gateway.domain.model import Configuration, Model, Provider
+from gateway.hooks import Reservation
 from gateway.inbound import InboundRequest
 from gateway.routing.decision import Decision
 from gateway.telemetry.records import TelemetryRecord
@@ -57,6 +58,8 @@ class CallContext:
     deadline: float  # time.monotonic() value
     started: float = field(default_factory=time.perf_counter)
     record: TelemetryRecord = field(init=False)
+    # Holds on the budgets of fallbacks the call reached, settled with the primary's.
+    fallback_holds: list[Reservation] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.record = TelemetryRecord(

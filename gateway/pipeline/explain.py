@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 from gateway.domain.errors import InvalidRequest, ModelNotFound
 from gateway.domain.model import Operation, PolicyMode
 from gateway.domain.settings import GatewayConfig
+from gateway.domain.suggest import valid_hint
 from gateway.routing.operation import required_for
 from gateway.routing.ranker import decide
 from gateway.routing.readout import explain, explain_fixed
@@ -34,7 +35,9 @@ def explain_configuration(
 ) -> dict[str, Any]:
     configuration = config.configurations.get(configuration_id)
     if configuration is None:
-        raise ModelNotFound(f"Unknown configuration '{configuration_id}'.", param="configuration")
+        hint = valid_hint(configuration_id, config.configurations, "configuration")
+        message = f"Unknown configuration '{configuration_id}'. {hint}"
+        raise ModelNotFound(message, param="configuration")
     operation = parse_choice(Operation, operation_name, "operation")
     mode = parse_choice(PolicyMode, mode_name, "mode") if mode_name else None
     if configuration.is_fixed:

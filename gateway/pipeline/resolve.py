@@ -6,12 +6,13 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from gateway.domain.model import Configuration, PolicyMode
+from gateway.domain.model import Capability, Configuration, Model, PolicyMode
 from gateway.domain.settings import GatewayConfig
 from gateway.inbound import InboundRequest
 from gateway.pipeline.context import Target
 from gateway.routing.circuit import CircuitBreakers
 from gateway.routing.decision import Decision
+from gateway.routing.eligibility import OBSERVE, enforcement_for, missing_for_operation
 from gateway.routing.memo import DecisionMemo
 from gateway.routing.snapshot import Snapshot
 
@@ -22,6 +23,27 @@ class Resolution:
     target: Target | None
     decision: Decision | None
     failure: str | None = None  # error_class when nothing can be attempted
+    # Fixed mode: capabilities the call needs that the model does not declare (refused
+    # when enforced, a warning when observed).
+    missing: frozenset[Capability] = frozenset()
+
+    @property
+    def refused_for_capability(self) -> bool:
+        """Nothing to attempt, because the call needs what the model does not declare."""
+        if self.decision is not None:
+            return self.target is None and self.decision.all_refusals_operation_capability()
+        return self.target is None and bool(self.missing)
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Observe mode: what enforce mode would have refused the attempted model for."""
+        if self.target is None:
+            return ()
+        if self.decision is not None:
+            return self.decision.candidates[0].warnings if self.decision.candidates else ()
+        if not self.missing:
+            return ()
+        return (f"OPERATION_CAPABILITY_MISSING: {', '.join(sorted(self.missing))}",)
 
 
 class Resolver:
@@ -46,14 +68,7 @@ class Resolver:
         mode_override: PolicyMode | None = None,
     ) -> Resolution:
         if configuration.is_fixed:
-            assert configuration.model is not None  # the loader guarantees it
-            model = self._config.model(configuration.model)
-            if not model.active:  # an inactive model serves nothing, fixed mode included
-                return Resolution(configuration, None, None, "no_eligible_model")
-            provider = self._config.provider_of(model)
-            if provider.id in self._breakers.open_providers(time.monotonic()):
-                return Resolution(configuration, None, None, "circuit_open")
-            return Resolution(configuration, Target(configuration, model, provider, None), None)
+            return self._resolve_fixed(configuration, request)
         decision = self._memo.decide(
             configuration, request.operation, request.required, self._snapshot(), mode_override
         )
@@ -62,6 +77,22 @@ class Resolver:
         model = decision.selected
         provider = self._config.provider_of(model)
         return Resolution(configuration, Target(configuration, model, provider, decision), decision)
+
+    def _resolve_fixed(self, configuration: Configuration, request: InboundRequest) -> Resolution:
+        assert configuration.model is not None  # the loader guarantees it
+        model: Model = self._config.model(configuration.model)
+        if not model.active:  # an inactive model serves nothing, fixed mode included
+            return Resolution(configuration, None, None, "no_eligible_model")
+        # As in criteria mode: a model that declares no capabilities is not refused.
+        missing = missing_for_operation(model, request.required)
+        observe = enforcement_for(configuration, self._config.routing) == OBSERVE
+        if missing and not observe:
+            return Resolution(configuration, None, None, "no_eligible_model", missing)
+        provider = self._config.provider_of(model)
+        if provider.id in self._breakers.open_providers(time.monotonic()):
+            return Resolution(configuration, None, None, "circuit_open")
+        target = Target(configuration, model, provider, None)
+        return Resolution(configuration, target, None, missing=missing)
 
     def resolved(self, step: Configuration | Resolution, request: InboundRequest) -> Resolution:
         """A plan step as a resolution: taken already, or taken now."""

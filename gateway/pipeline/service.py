@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import msgspec
 
 from gateway.domain.errors import (
+    BudgetExceeded,
     ConfigurationNotAllowed,
     GatewayError,
     ModelNotFound,
@@ -19,6 +19,7 @@ from gateway.domain.errors import (
 )
 from gateway.domain.model import Configuration, Model
 from gateway.domain.settings import ApiKey, GatewayConfig
+from gateway.domain.suggest import valid_hint
 from gateway.hooks import (
     BudgetGate,
     CachedAnswer,
@@ -27,19 +28,22 @@ from gateway.hooks import (
     Reservation,
     ResponseCache,
 )
-from gateway.inbound import InboundRequest
+from gateway.inbound import Endpoint, InboundRequest
 from gateway.pipeline.accounting import account_reported, estimate_whole
-from gateway.pipeline.attempts import Attempts, UpstreamRejected
+from gateway.pipeline.attempts import Attempts, FallbackAdmission, UpstreamRejected
 from gateway.pipeline.context import CallContext, Target, note_decision
 from gateway.pipeline.resolve import Resolution, Resolver
 from gateway.pipeline.stream import StreamRelay
+from gateway.pipeline.stream_open import OpenedStream, counting_tracker, open_checked
 from gateway.pricing import format_usd, usd_json_number
+from gateway.telemetry.access import log_call, log_refused
 from gateway.telemetry.records import TelemetryRecord
 from gateway.upstream.base import Adapter, UpstreamCall, UpstreamReply
 from gateway.usage.tokens import TokenCounter
 
 _ENCODER = msgspec.json.Encoder()
 log = logging.getLogger(__name__)
+_PATHS = {endpoint: f"/v1/{endpoint.value}" for endpoint in Endpoint}
 
 
 class TelemetrySink(Protocol):
@@ -50,6 +54,8 @@ class CallObserver(Protocol):
     def observe_call(
         self, operation: str, status: int, seconds: float, error_class: str | None
     ) -> None: ...
+
+    def observe_capability_warning(self, configuration: str) -> None: ...
 
 
 @dataclass(slots=True)
@@ -96,25 +102,28 @@ class Pipeline:
     async def complete(self, ctx: CallContext, key: ApiKey | None) -> Answer:
         """A whole (non-stream) call."""
         try:
-            configuration = self._configuration(ctx)
+            configuration = self._configuration(ctx, key)
         except GatewayError as error:
-            return self._error(ctx, error)
+            return self._unknown(ctx, error)
         reservation: Reservation | None = None
         try:
             self._permit(configuration, key)
             cacheable = configuration.cache is not None and not ctx.request.cache_bypass
             if cacheable:  # before any decision: a hit routes nothing
-                hit = await self._cache.lookup(configuration, ctx.request)
+                hit = await self._cache.lookup(configuration, ctx.request, ctx.api_key_id)
                 if hit is not None:
+                    # One request served: request budgets count it (and refuse past them).
+                    await self._budgets.count_hit(key, configuration)
                     return self._answer_cached(ctx, configuration, hit)
             primary = self._primary(ctx, configuration)
             reservation = await self._reserve(key, configuration, ctx, primary)
-            reply, target = await self._attempts.run(ctx, primary, _complete)
+            reply, target = await self._attempts.run(
+                ctx, primary, _complete, self._fallback_admission(key, ctx)
+            )
             answer, plain = await self._answer_whole(ctx, reply, target, keep_plain=cacheable)
             if plain is not None:
-                await self._cache.store(
-                    configuration, ctx.request, CachedAnswer(plain, reply.response_model)
-                )
+                kept = CachedAnswer(plain, reply.response_model)
+                await self._cache.store(configuration, ctx.request, ctx.api_key_id, kept)
             return answer
         except UpstreamRejected as rejected:
             return self._rejected(ctx, rejected)
@@ -131,15 +140,17 @@ class Pipeline:
         Streams are never cached.
         """
         try:
-            configuration = self._configuration(ctx)
+            configuration = self._configuration(ctx, key)
         except GatewayError as error:
-            return self._error(ctx, error)
+            return self._unknown(ctx, error)
         reservation: Reservation | None = None
         try:
             self._permit(configuration, key)
             primary = self._primary(ctx, configuration)
             reservation = await self._reserve(key, configuration, ctx, primary)
-            chunks, target = await self._attempts.run(ctx, primary, _open_stream)
+            opened, target = await self._attempts.run(
+                ctx, primary, self._open_stream, self._fallback_admission(key, ctx)
+            )
         except UpstreamRejected as rejected:
             return await self._ended(ctx, reservation, self._rejected(ctx, rejected))
         except GatewayError as error:
@@ -153,15 +164,15 @@ class Pipeline:
         async def on_end(ended: CallContext) -> None:
             await self.end(ended, reservation)
 
-        relay = StreamRelay(
-            ctx,
-            target,
-            chunks,
-            self._counter,
-            on_end,
-            max_event_bytes=self._config.server.max_upstream_event_bytes,
-        )
+        relay = StreamRelay(ctx, target, opened, self._counter, on_end)
         return StreamAnswer(self._headers(ctx, target), relay)
+
+    async def _open_stream(self, adapter: Adapter, call: UpstreamCall) -> OpenedStream:
+        """Open the stream and read its first block (see ``open_checked``), with a tracker
+        that counts the text as it goes and a decoder capped at one event's size."""
+        chunks = await adapter.open_stream(call, ask_usage=True)
+        tracker = counting_tracker(self._counter, call.model.name)
+        return await open_checked(chunks, tracker, self._config.server.max_upstream_event_bytes)
 
     async def _reserve(
         self,
@@ -183,17 +194,40 @@ class Pipeline:
                     found.append(resolution.target.model)
             return found
 
-        return await self._budgets.reserve(key, configuration, ctx.request, models)
+        try:
+            return await self._budgets.reserve(key, configuration, ctx.request, models)
+        except BudgetExceeded as refused:
+            log.warning("budget refused call %s: %s", ctx.correlation_id, refused.message)
+            raise
+
+    def _fallback_admission(self, key: ApiKey | None, ctx: CallContext) -> FallbackAdmission:
+        """A fallback reached with a budget of its own is held on it before it is tried."""
+
+        async def admit(resolution: Resolution) -> None:
+            models = [resolution.target.model] if resolution.target is not None else []
+            held = await self._budgets.reserve(
+                key, resolution.configuration, ctx.request, lambda: models, fallback=True
+            )
+            if held is not None:
+                ctx.fallback_holds.append(held)
+
+        return admit
 
     async def end(self, ctx: CallContext, reservation: Reservation | None) -> None:
-        """Record the row, then settle the budget hold by the actual figures.
+        """Record the row, then settle the budget holds by the actual figures.
 
         The row goes first and synchronously, so nothing after it (a client hanging up
         mid-settle) can lose it; the settle is shielded from such a cancellation.
         """
         self._record(ctx)
-        if reservation is not None:
-            await asyncio.shield(self._budgets.settle(reservation, ctx.record))
+        holds = [reservation] if reservation is not None else []
+        holds.extend(ctx.fallback_holds)
+        if holds:
+            await asyncio.shield(self._settle_all(holds, ctx.record))
+
+    async def _settle_all(self, holds: list[Reservation], record: TelemetryRecord) -> None:
+        for held in holds:
+            await self._budgets.settle(held, record)
 
     def _record(self, ctx: CallContext) -> None:
         record = ctx.record
@@ -202,13 +236,20 @@ class Pipeline:
             record.operation, record.http_status, record.latency_ms / 1000.0, record.error_class
         )
         self._telemetry.submit(record)
+        log_call(record, _PATHS[ctx.request.endpoint])
 
-    def _configuration(self, ctx: CallContext) -> Configuration:
-        """Unknown configurations get a 404 and no row (there is nothing to attribute)."""
+    def _configuration(self, ctx: CallContext, key: ApiKey | None) -> Configuration:
+        """Unknown configurations get a 404 and no row (there is nothing to attribute).
+
+        The message lists the closest ids this key may use, none it may not.
+        """
         name = ctx.request.configuration
         configuration = self._config.configurations.get(name)
         if configuration is None:
-            raise ModelNotFound(f"The model '{name}' does not exist.", param="model")
+            allowed = key.configurations if key is not None else None
+            usable = [c for c in self._config.configurations if allowed is None or c in allowed]
+            hint = valid_hint(name, usable, "model")
+            raise ModelNotFound(f"The model '{name}' does not exist. {hint}", param="model")
         return configuration
 
     @staticmethod
@@ -223,6 +264,14 @@ class Pipeline:
         primary = self._resolver.resolve(configuration, ctx.request)
         if primary.decision is not None:
             note_decision(ctx.record, primary.decision)
+        if primary.warnings:  # operationCapabilityEnforcement: observe
+            self._observer.observe_capability_warning(configuration.id)
+            log.warning(
+                "call %s to %s sent anyway (observe): %s",
+                ctx.correlation_id,
+                configuration.id,
+                "; ".join(primary.warnings),
+            )
         return primary
 
     async def _answer_whole(
@@ -285,6 +334,16 @@ class Pipeline:
         await self.end(ctx, reservation)
         return answer
 
+    def _unknown(self, ctx: CallContext, error: GatewayError) -> Answer:
+        """An unknown configuration: an answer and an access line, no row."""
+        answer = self._error(ctx, error)
+        request = ctx.request
+        path = _PATHS[request.endpoint]
+        log_refused(
+            path, answer.status, ctx.elapsed_ms(), ctx.correlation_id, request.configuration
+        )
+        return answer
+
     def _unexpected(self, ctx: CallContext, exc: Exception) -> Answer:
         log.error("call %s failed: unexpected %s", ctx.correlation_id, type(exc).__name__)
         return self._error(ctx, GatewayError("The gateway failed to handle the request."))
@@ -312,7 +371,3 @@ def _failure_headers(ctx: CallContext) -> dict[str, str]:
 
 async def _complete(adapter: Adapter, call: UpstreamCall) -> UpstreamReply:
     return await adapter.complete(call)
-
-
-async def _open_stream(adapter: Adapter, call: UpstreamCall) -> AsyncIterator[bytes]:
-    return await adapter.open_stream(call, ask_usage=True)

@@ -2,17 +2,21 @@
 
 Each upstream event goes out byte-identical as soon as it is complete, except the
 usage chunk the gateway asked for (stripped unless the client asked for it too,
-and then carrying ``cost``). A failure after the first byte ends the stream with
-an SSE error event and no ``[DONE]``; so does an event larger than
-``server.maxUpstreamEventBytes`` (read no further). A client disconnect closes
-the upstream stream. Either way the call's row is recorded.
+and then carrying ``cost``) and an upstream error event (re-encoded as an envelope
+without the provider key). A failure after the first byte ends the stream with
+an SSE error event and no ``[DONE]``: an upstream error event, an event that is not
+JSON (never passed on: the client's SDK would choke on it), an event larger than
+``server.maxUpstreamEventBytes`` (read no further), a cut. A client disconnect
+closes the upstream stream. Either way the call's row is recorded.
+
+The generated text is counted as it goes by (``TokenTally``), a buffer at a time in
+a counting thread, so that no stream keeps its text.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from decimal import Decimal
 from typing import Any
 
@@ -20,10 +24,12 @@ import msgspec
 
 from gateway.pipeline.accounting import account_estimated, account_reported
 from gateway.pipeline.context import CallContext, Target
+from gateway.pipeline.stream_open import OpenedStream, close_stream
 from gateway.pricing import cost
-from gateway.streaming.openai_stream import StreamUsageTracker, with_cost
-from gateway.streaming.sse import EventTooLarge, SSEDecoder, encode_event
+from gateway.streaming.openai_stream import Observation, with_cost
+from gateway.streaming.sse import EventTooLarge, RawEvent, encode_event
 from gateway.upstream.base import UpstreamError
+from gateway.upstream.error_body import stream_error_envelope
 from gateway.usage.estimate import (
     INLINE_CHARS,
     count_text_bounded,
@@ -32,12 +38,14 @@ from gateway.usage.estimate import (
     prompt_tokens,
     prompt_upper_bound,
 )
-from gateway.usage.tally import TokenTally
 from gateway.usage.tokens import TokenCounter
 
 Emit = Callable[[bytes], Awaitable[None]]
 _ENCODER = msgspec.json.Encoder()
 INVALID = "invalid_upstream_response"
+# The code of the error event that ends a broken stream, by the row's error_class.
+_STREAM_CODES = {INVALID: INVALID}
+_NOT_JSON = "The upstream sent an event that is not JSON; the stream ends here."
 
 
 class StreamRelay:
@@ -45,31 +53,35 @@ class StreamRelay:
         self,
         ctx: CallContext,
         target: Target,
-        chunks: AsyncIterator[bytes],
+        opened: OpenedStream,
         counter: TokenCounter,
         finish: Callable[[CallContext], Awaitable[None]],
-        *,
-        max_event_bytes: int,
     ) -> None:
         self.ctx = ctx
         self.target = target
-        self._chunks = chunks
+        self._chunks = opened.chunks
+        self._decoder = opened.decoder
+        self._tracker = opened.tracker
+        self._held = opened.held
         self._counter = counter
         self._finish = finish
-        self._max_event_bytes = max_event_bytes
-        name = target.model.name
-        self._tracker = StreamUsageTracker(TokenTally(lambda text: counter.count_text(text, name)))
+        self._include_usage = ctx.request.include_usage
+        self._invalid = False  # an event that is not JSON ended the stream
 
     async def run(self, emit: Emit) -> None:
         record = self.ctx.record
         record.http_status = 200
         try:
             await self._relay(emit)
-            if self._tracker.error is not None:
+            if self._invalid:
+                record.error_class = INVALID
+                await emit(_error_event(_NOT_JSON, INVALID))
+            elif self._tracker.error is not None:
                 record.error_class = "upstream_5xx"
             elif not (self._tracker.done or self._tracker.finish_reason):
                 record.error_class = "stream_cut"
-                await emit(_error_event("The upstream stream ended before it was complete."))
+                message = "The upstream stream ended before it was complete."
+                await emit(_error_event(message, "stream_cut"))
             else:
                 record.success = True
         except EventTooLarge as error:
@@ -77,10 +89,10 @@ class StreamRelay:
             message = f"The upstream sent a stream event larger than {error.limit} bytes."
             await emit(_error_event(message, INVALID))
         except UpstreamError as error:
-            oversize = error.kind == "oversize"
-            record.error_class = INVALID if oversize else "stream_cut"
-            message = f"The upstream stream broke: {error.message}"
-            await emit(_error_event(message, INVALID if oversize else "stream_cut"))
+            record.error_class = error.error_class  # oversize: invalid_upstream_response
+            code = _STREAM_CODES.get(error.error_class, "stream_cut")
+            broke = f"The upstream stream broke: {error.message}"
+            await emit(_error_event(_NOT_JSON if error.kind == "invalid_response" else broke, code))
         except (asyncio.CancelledError, GeneratorExit):
             if self._tracker.done:  # the client hung up after the whole answer: a success
                 record.success = True
@@ -89,7 +101,7 @@ class StreamRelay:
             raise
         finally:
             try:
-                await _close(self._chunks)
+                await close_stream(self._chunks)
             finally:
                 # Even when a cancellation lands while closing: the row is recorded (end()
                 # does that before its first await) and the budget hold settled.
@@ -102,7 +114,7 @@ class StreamRelay:
         """The answer could not even start: close the upstream stream and record the call."""
         self.ctx.record.error_class = "client_disconnected"
         try:
-            await _close(self._chunks)
+            await close_stream(self._chunks)
         finally:
             try:
                 await self._account()
@@ -110,27 +122,46 @@ class StreamRelay:
                 await self._finish(self.ctx)
 
     async def _relay(self, emit: Emit) -> None:
-        decoder = SSEDecoder(self._max_event_bytes)
+        held, self._held = self._held, []
+        for raw, seen in held:
+            if not await self._forward(emit, raw, seen):
+                return
+        decoder = self._decoder
         tracker = self._tracker
-        include_usage = self.ctx.request.include_usage
         async for chunk in self._chunks:
-            for event in decoder.feed_raw(chunk):
-                if event.event is None:  # keep-alive comment or empty block
-                    await emit(event.raw)
-                    continue
-                seen = tracker.observe(event.event.data, event.event.event)
-                if tracker.tally.full:  # counted as it goes, so that none of it is kept
-                    await self._count_off_loop(tracker.tally.take_backlog())
-                if seen.usage_only and not include_usage:
-                    continue
-                out = event.raw
-                if seen.has_usage and include_usage and seen.chunk is not None:
-                    amount = self._cost()
-                    if amount is not None:
-                        out = with_cost(seen.chunk, amount)
-                if self.ctx.record.time_to_first_token_ms is None and seen.has_content:
-                    self.ctx.record.time_to_first_token_ms = self.ctx.elapsed_ms()
-                await emit(out)
+            for raw in decoder.feed_raw(chunk):
+                event = raw.event
+                seen = None if event is None else tracker.observe(event.data, event.event)
+                if not await self._forward(emit, raw, seen):
+                    return
+
+    async def _forward(self, emit: Emit, raw: RawEvent, seen: Observation | None) -> bool:
+        """Relay one block; False when it ends the stream."""
+        if seen is None:  # keep-alive comment or empty block
+            await emit(raw.raw)
+            return True
+        tally = self._tracker.tally
+        if tally.full:  # counted as it goes, so that none of it is kept
+            await self._count_off_loop(tally.take_backlog())
+        if seen.invalid:
+            self._invalid = True
+            return False
+        if seen.error:
+            data = raw.event.data if raw.event is not None else ""
+            envelope = stream_error_envelope(seen.chunk, data, self.target.provider.api_key)
+            await emit(encode_event(_ENCODER.encode(envelope)))
+            return False
+        if seen.usage_only and not self._include_usage:
+            return True
+        out = raw.raw
+        if seen.has_usage and self._include_usage and seen.chunk is not None:
+            amount = self._cost()
+            if amount is not None:
+                out = with_cost(seen.chunk, amount)
+        if self.ctx.record.time_to_first_token_ms is None and seen.has_content:
+            self.ctx.record.time_to_first_token_ms = self.ctx.elapsed_ms()
+        await emit(out)
+        return True
 
     async def _count_off_loop(self, text: str) -> None:
         """Count generated text in a counting thread, never on the loop."""
@@ -175,17 +206,9 @@ class StreamRelay:
         account_estimated(record, model, prompt, self._tracker.estimate_output_tokens())
 
 
-def _error_event(message: str, code: str = "stream_cut") -> bytes:
+def _error_event(message: str, code: str) -> bytes:
+    """The one shape of every error event the gateway itself ends a stream with."""
     payload: dict[str, Any] = {
         "error": {"message": message, "type": "api_error", "param": None, "code": code}
     }
     return encode_event(_ENCODER.encode(payload))
-
-
-async def _close(chunks: AsyncIterator[bytes]) -> None:
-    aclose = getattr(chunks, "aclose", None)
-    if aclose is None:
-        return
-    # Closing a broken upstream must not mask the call's outcome.
-    with contextlib.suppress(Exception):
-        await aclose()

@@ -71,17 +71,24 @@ class CircuitBreakers:
             circuit.opened_at = None
             circuit.probe_started_at = None
 
-    def record_failure(self, provider_id: str, now: float) -> None:
-        """One retryable failure (a retry's failure counts too)."""
+    @property
+    def cooldown_seconds(self) -> float:
+        return self._cooldown
+
+    def record_failure(self, provider_id: str, now: float) -> bool:
+        """One retryable failure (a retry's failure counts too); True when it opened the
+        circuit (the threshold reached, or the half-open probe failed)."""
         circuit = self._circuits.setdefault(provider_id, _Circuit())
         if circuit.probe_started_at is not None:
             # The half-open probe failed: open again for a fresh cooldown.
             circuit.opened_at = now
             circuit.probe_started_at = None
-            return
+            return True
         circuit.failures += 1
         if circuit.opened_at is None and circuit.failures >= self._threshold:
             circuit.opened_at = now
+            return True
+        return False
 
     def _refuses(self, circuit: _Circuit, now: float) -> bool:
         if circuit.opened_at is None:

@@ -45,6 +45,20 @@ class Decision:
     rejected: tuple[Rejection, ...]
     signals_used: tuple[str, ...]
     candidate_count: int  # active models considered, eligible and refused
+    # What put the selected model first: "priority", "score", "cost" (preferLowestCost),
+    # "default", "order" (config order), "onlyCandidate"; None when nothing is eligible.
+    decided_by: str | None = None
+
+    def outscored_by(self) -> tuple[Candidate, ...]:
+        """Candidates scoring higher than the selected one that lost on provider priority."""
+        if not self.candidates:
+            return ()
+        first = self.candidates[0]
+        return tuple(
+            c
+            for c in self.candidates[1:]
+            if c.provider.priority < first.provider.priority and c.score > first.score
+        )
 
     def rejection_names(self) -> str:
         """Sorted distinct reason names, comma-joined (the row's ``routing_rejections``)."""

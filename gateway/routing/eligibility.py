@@ -8,7 +8,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from gateway.domain.model import Capability, Criteria, Model, Provider
+from gateway.domain.model import (
+    Capability,
+    Configuration,
+    Criteria,
+    Model,
+    Provider,
+    RoutingSettings,
+)
 
 OBSERVE = "observe"
 
@@ -61,6 +68,12 @@ def missing_for_operation(model: Model, required: frozenset[Capability]) -> froz
     if not model.capabilities:
         return frozenset()
     return required - model.capabilities
+
+
+def enforcement_for(configuration: Configuration, routing: RoutingSettings) -> str:
+    """The configuration's own ``operationCapabilityEnforcement``, else the routing default."""
+    own = configuration.operation_capability_enforcement
+    return own or routing.operation_capability_enforcement
 
 
 def check(

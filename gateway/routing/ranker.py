@@ -12,7 +12,7 @@ from decimal import Decimal
 from gateway.domain.model import Capability, Configuration, Model, Operation, PolicyMode, Provider
 from gateway.domain.signals import HistoryFigures, HistoryKey
 from gateway.routing.decision import SIGNAL_NAMES, Candidate, Decision
-from gateway.routing.eligibility import Rejection, check
+from gateway.routing.eligibility import Rejection, check, enforcement_for
 from gateway.routing.signals import (
     NEUTRAL,
     RATIO_BOUND,
@@ -80,7 +80,7 @@ def _decide(
     weight_row = (weights.quality, weights.health, weights.cost, weights.latency, weights.cost)
     scores = [weighted_score(row, weight_row) for row in signals.values]
     prefer_lowest_cost = configuration.criteria.prefer_lowest_cost
-    order = _rank(eligible, scores, signals.measured_costs, prefer_lowest_cost)
+    order, keys = _rank(eligible, scores, signals.measured_costs, prefer_lowest_cost)
     candidates = tuple(
         Candidate(
             model=eligible[i][0],
@@ -105,6 +105,7 @@ def _decide(
         rejected=tuple(rejected),
         signals_used=_signals_used(weight_row, signals),
         candidate_count=considered,
+        decided_by=_decided_by([keys[i] for i in order[:2]]),
     )
 
 
@@ -113,7 +114,7 @@ def _screen(
 ) -> tuple[list[_Entry], list[Rejection], int]:
     """Discovery (active models, config order) and eligibility."""
     criteria = configuration.criteria
-    enforcement = snapshot.routing.operation_capability_enforcement
+    enforcement = enforcement_for(configuration, snapshot.routing)
     eligible: list[_Entry] = []
     rejected: list[Rejection] = []
     considered = 0
@@ -229,12 +230,17 @@ def _fill_list_cost(
         shown[i][_C] = value
 
 
+_RankKey = tuple[int, float, bool, Decimal, bool, int]
+# What each part of the rank key is called when it is the one that separates the first two.
+_KEY_NAMES = ("priority", "score", "cost", "cost", "default", "order")
+
+
 def _rank(
     eligible: Sequence[_Entry],
     scores: Sequence[float],
     measured_costs: Sequence[Decimal | None] | None,
     prefer_lowest_cost: bool,
-) -> list[int]:
+) -> tuple[list[int], list[_RankKey]]:
     """Priority desc, score desc, [cost asc, no figure last], default first, config order.
 
     The cost tiebreak reads the measured mean cost on the measured basis, as the score
@@ -248,12 +254,23 @@ def _rank(
     else:
         costs = [m.price.combined if m.price is not None else None for m, _, _ in eligible]
 
-    def key(i: int) -> tuple[int, float, bool, Decimal, bool, int]:
+    def key(i: int) -> _RankKey:
         model, provider, _ = eligible[i]
         cost = costs[i]
         return (-provider.priority, -scores[i], cost is None, cost or _ZERO, not model.default, i)
 
-    return sorted(range(len(eligible)), key=key)
+    keys = [key(i) for i in range(len(eligible))]
+    return sorted(range(len(eligible)), key=keys.__getitem__), keys
+
+
+def _decided_by(first_two: Sequence[_RankKey]) -> str | None:
+    """Which comparison put the selected model ahead of the runner-up."""
+    if not first_two:
+        return None
+    if len(first_two) == 1:
+        return "onlyCandidate"
+    winner, runner_up = first_two
+    return next(name for name, a, b in zip(_KEY_NAMES, winner, runner_up, strict=True) if a != b)
 
 
 def _signal_dict(row: Sequence[float | None]) -> dict[str, float | None]:

@@ -37,6 +37,8 @@ def explain(decision: Decision) -> dict[str, Any]:
             for r in decision.rejected
         ],
         "signalsUsed": list(decision.signals_used),
+        "decidedBy": decision.decided_by,
+        "outscoredBy": [_rival(c) for c in decision.outscored_by()],
     }
 
 
@@ -56,6 +58,18 @@ def explain_fixed(
         "candidates": [],
         "rejected": [],
         "signalsUsed": [],
+        "decidedBy": None,
+        "outscoredBy": [],
+    }
+
+
+def _rival(candidate: Candidate) -> dict[str, Any]:
+    provider = candidate.provider
+    return {
+        "model": candidate.model.id,
+        "provider": provider.id,
+        "priority": provider.priority,
+        "score": candidate.score,
     }
 
 
@@ -104,6 +118,7 @@ def render_table(explained: dict[str, Any]) -> str:
         f"cost basis: {explained['costBasis'] or '-'}"
     )
     lines.append(f"selected: {chosen}")
+    lines.extend(_decided_lines(explained))
     lines.append("")
     lines.extend(_table([_row(c) for c in explained["candidates"]]))
     for candidate in explained["candidates"]:
@@ -116,6 +131,31 @@ def render_table(explained: dict[str, Any]) -> str:
     lines.append(f"signals used: {', '.join(explained['signalsUsed']) or 'none'}")
     lines.append(CIRCUIT_NOTE)
     return "\n".join(lines) + "\n"
+
+
+_DECIDED = {
+    "priority": "provider priority",
+    "score": "score",
+    "cost": "lowest cost (preferLowestCost)",
+    "default": "the model marked default",
+    "order": "config order (a tie on everything else)",
+    "onlyCandidate": "the only eligible candidate",
+}
+
+
+def _decided_lines(explained: dict[str, Any]) -> list[str]:
+    by = explained["decidedBy"]
+    if by is None:
+        return []
+    lines = [f"decided by: {_DECIDED.get(by, by)}"]
+    selected = explained["candidates"][0]
+    for rival in explained["outscoredBy"]:
+        lines.append(
+            f"note: priority decided over score: {rival['model']} ({rival['provider']}, "
+            f"priority {rival['priority']}) scores {rival['score']:.5f}, above "
+            f"{selected['model']}'s {selected['score']:.5f} (priority {selected['priority']})"
+        )
+    return lines
 
 
 def _row(candidate: dict[str, Any]) -> list[str]:

@@ -1,19 +1,24 @@
-"""The quality signal (ROUTING.md "Signals") and the import of eval results into it.
+"""The quality signal and the import of eval results into it.
 
 quality(provider, model) = mean over eval sets of the latest deterministic
 ``mean_score`` per set. Other graders (an LLM judge, a human) are stored but
 never route. The table is small (one row per eval run), so the latest-per-set
 choice is made in Python over one ordered read.
+
+One eval run is one row: set, provider, model, grader and run_at are its natural key
+(a unique index), so importing the same file again adds nothing.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.db.tables import eval_results
@@ -40,27 +45,90 @@ async def read_quality(engine: AsyncEngine) -> dict[tuple[str, str], float]:
     return {key: sum(sets.values()) / len(sets) for key, sets in latest.items()}
 
 
+class EvalImportError(ValueError):
+    """Lines that cannot be imported, each as ``line N: why``; nothing was imported."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True, slots=True)
+class EvalImport:
+    inserted: int
+    already_there: int  # runs recorded before (same set, provider, model, grader, run_at)
+    warnings: list[str]  # ``line N: ...``: imported, but something looks wrong
+    undated: int = 0  # lines without run_at, recorded at the import time
+
+
+KnownModels = Mapping[str, Collection[str]]  # provider id -> its model ids
+
+
 async def import_eval_results(
     engine: AsyncEngine,
     lines: Iterable[str],
     *,
+    known: KnownModels | None = None,
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-) -> int:
-    """Insert JSONL eval rows in one transaction; returns how many.
+) -> EvalImport:
+    """Insert JSONL eval rows in one transaction, skipping runs already recorded.
 
-    Blank lines are skipped. Any invalid line raises ``ValueError`` naming its
-    (1-based) line number, and nothing is inserted.
+    Blank lines are skipped. Every invalid line is reported (``EvalImportError``, each
+    problem naming its 1-based line number) and then nothing is inserted. With
+    ``known``, a provider or model it does not list is a warning: such results are
+    kept, but no candidate will ever read them.
     """
     now = clock()
-    rows = [
-        parse_eval_line(line, number, now)
-        for number, line in enumerate(lines, start=1)
-        if line.strip()
-    ]
-    if rows:
-        async with engine.begin() as connection:
-            await connection.execute(eval_results.insert(), rows)
-    return len(rows)
+    rows: list[dict[str, Any]] = []
+    problems: list[str] = []
+    warnings: list[str] = []
+    undated = 0
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = parse_eval_line(line, number, now)
+        except ValueError as error:
+            problems.append(str(error))
+            continue
+        undated += row["run_at"] is now  # the line gave no run_at: the import time stands
+        warnings.extend(_unknown(row, number, known))
+        rows.append(row)
+    if problems:
+        raise EvalImportError(problems)
+    inserted = await _insert_new(engine, rows) if rows else 0
+    return EvalImport(inserted, len(rows) - inserted, warnings, undated)
+
+
+def _unknown(row: dict[str, Any], number: int, known: KnownModels | None) -> list[str]:
+    if known is None:
+        return []
+    provider, model = row["provider"], row["model"]
+    if provider not in known:
+        return [f"line {number}: provider '{provider}' is not in the config"]
+    if model not in known[provider]:
+        return [f"line {number}: provider '{provider}' has no model '{model}' in the config"]
+    return []
+
+
+async def _insert_new(engine: AsyncEngine, rows: list[dict[str, Any]]) -> int:
+    """Insert each row unless its run is recorded already; how many were new."""
+    inserted = 0
+    async with engine.begin() as connection:
+        insert = _insert_unless_recorded(connection.dialect.name)
+        for row in rows:
+            result = await connection.execute(insert, row)
+            inserted += max(result.rowcount, 0)
+    return inserted
+
+
+def _insert_unless_recorded(dialect: str) -> Any:
+    # The unique index on the natural key decides; the database skips a duplicate.
+    if dialect == "postgresql":
+        return postgresql.insert(eval_results).on_conflict_do_nothing()
+    if dialect == "sqlite":
+        return sqlite.insert(eval_results).on_conflict_do_nothing()
+    return mysql.insert(eval_results).prefix_with("IGNORE")
 
 
 def parse_eval_line(line: str, number: int, now: datetime) -> dict[str, Any]:

@@ -7,8 +7,9 @@ record needs: the upstream's usage, the response ``model``, the finish reason
 and the generated text's tokens (to estimate output tokens when no usage came),
 counted as the text goes by: no stream keeps its text, so its memory does not
 grow with the answer (see ``TokenTally``).
-Data that is not JSON, or JSON of an unexpected shape, is opaque: observed, never
-fatal.
+Data that is not a JSON object (nor ``[DONE]``) is invalid: a client's SDK would
+choke on it, so the relay must not pass it on. A JSON object of an unexpected shape
+is opaque: observed, never fatal.
 """
 
 from __future__ import annotations
@@ -42,12 +43,13 @@ class Observation:
     # for with include_usage; strip it unless the client asked too.
     usage_only: bool = False
     error: bool = False  # an error event (``{"error": ...}`` or ``event: error``)
+    invalid: bool = False  # data that is not a JSON object (and not an ``error`` event)
     has_usage: bool = False  # carries a readable ``usage``
     has_content: bool = False  # carries generated text (the first one marks TTFT)
     chunk: dict[str, Any] | None = None  # the decoded JSON object, when it is one
 
 
-_OPAQUE = Observation()
+_INVALID = Observation(invalid=True)
 _OPAQUE_ERROR = Observation(error=True)
 _DONE = Observation(done=True)
 
@@ -78,13 +80,13 @@ class StreamUsageTracker:
             return _DONE
         try:
             chunk = _decoder.decode(data)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):  # nesting deeper than msgspec goes
             chunk = None
         if not isinstance(chunk, dict):
             if is_error_event:
                 self.error = data
                 return _OPAQUE_ERROR
-            return _OPAQUE
+            return _INVALID
         return self._observe_chunk(chunk, is_error_event)
 
     def _observe_chunk(self, chunk: dict[str, Any], is_error_event: bool) -> Observation:

@@ -28,8 +28,6 @@ from typing import NamedTuple
 
 _BOM = b"\xef\xbb\xbf"
 _EOL = re.compile(rb"\r\n|\r|\n")
-# A line end followed by an empty line; atomic groups keep "\r\n" one line end.
-_BLOCK_END = re.compile(rb"(?>\r\n|\r|\n)(?>\r\n|\r|\n)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,15 +189,6 @@ def _line_end(buf: bytearray, scan: int, size: int) -> tuple[int, int]:
     if carriage + 1 == size:
         return carriage, -1
     return carriage, carriage + (2 if buf[carriage + 1] == 0x0A else 1)
-
-
-def block_end(data: bytes | bytearray, start: int = 0) -> int:
-    """Where the first block of ``data`` that ends at or after ``start`` ends; -1 if none yet.
-
-    A ``\r`` at the very end may be half of a ``\r\n``: the block ends either way.
-    """
-    found = _BLOCK_END.search(data, start)
-    return found.end() if found is not None else -1
 
 
 def encode_event(data: str | bytes, event: str | None = None) -> bytes:

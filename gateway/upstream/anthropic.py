@@ -12,15 +12,16 @@ import msgspec
 
 from gateway.inbound import Endpoint
 from gateway.streaming.sse import EventTooLarge, SSEDecoder, encode_event
-from gateway.upstream.anthropic_errors import error_envelope, map_error
+from gateway.upstream.anthropic_errors import TranslationError, error_envelope, map_error
 from gateway.upstream.anthropic_stream import StreamTranslator
 from gateway.upstream.anthropic_translate import (
-    TranslationError,
+    MessagesRequest,
     from_messages_response,
-    to_messages_request,
+    translate_request,
     usage_from_anthropic,
 )
 from gateway.upstream.base import UpstreamCall, UpstreamError, UpstreamReply, kind_for_status
+from gateway.upstream.error_body import redact_json
 from gateway.upstream.http import UpstreamHTTP, body_chunks
 from gateway.upstream.openai_compat import read_json_object, send_json
 
@@ -34,11 +35,12 @@ class AnthropicAdapter:
         self._client = client
 
     async def complete(self, call: UpstreamCall) -> UpstreamReply:
-        response = await self._send(call)
+        request = _translated(call)
+        response = await self._send(call, request)
         message = await read_json_object(response, self._client.limits.body_bytes)
         if message.get("type") == "error":
             raise UpstreamError("invalid_response", "upstream answered no message")
-        body = from_messages_response(message, int(time.time()))
+        body = from_messages_response(message, int(time.time()), request.response_tool)
         usage = message.get("usage")
         return UpstreamReply(
             body=body,
@@ -47,8 +49,9 @@ class AnthropicAdapter:
         )
 
     async def open_stream(self, call: UpstreamCall, ask_usage: bool) -> AsyncIterator[bytes]:
-        response = await self._send(call)
-        translator = StreamTranslator(call.model.name, int(time.time()))
+        request = _translated(call)
+        response = await self._send(call, request)
+        translator = StreamTranslator(call.model.name, int(time.time()), request.response_tool)
         events = _translate(response, translator, self._client.limits.event_bytes)
         try:
             first = await anext(events)
@@ -68,50 +71,18 @@ class AnthropicAdapter:
                 kind_for_status(status),
                 "upstream stream failed at once",
                 status=status,
-                body=_ENCODER.encode(translator.error),
+                body=_ENCODER.encode(redact_json(translator.error, call.provider.api_key)),
             )
         return _prepend(first, events)
 
-    async def _send(self, call: UpstreamCall) -> httpx.Response:
-        if call.endpoint is not Endpoint.CHAT:
-            envelope = error_envelope(
-                400,
-                f"The model '{call.model.id}' is served by Anthropic, which offers no "
-                f"{call.endpoint.value} endpoint; use a chat model or another provider.",
-                "unsupported_operation",
-            )
-            raise UpstreamError(
-                "http_4xx",
-                "operation not offered by anthropic",
-                status=400,
-                body=_ENCODER.encode(envelope),
-            )
-        try:
-            payload = to_messages_request(
-                call.body, call.model.name, call.model.max_output_tokens or DEFAULT_MAX_TOKENS
-            )
-        except TranslationError as exc:
-            envelope = error_envelope(400, exc.message, "invalid_request")
-            envelope["error"]["param"] = exc.param
-            raise UpstreamError(
-                "http_4xx", exc.message, status=400, body=_ENCODER.encode(envelope)
-            ) from exc
+    async def _send(self, call: UpstreamCall, request: MessagesRequest) -> httpx.Response:
+        payload = request.payload
         if call.stream:
             payload["stream"] = True
         url = f"{call.provider.base_url.rstrip('/')}/messages"
-        try:
-            return await send_json(self._client, call, url, self._headers(call), payload)
-        except UpstreamError as error:
-            if error.status is None:
-                raise
-            status, envelope = map_error(error.status, error.body)
-            raise UpstreamError(
-                kind_for_status(status),
-                error.message,
-                status=status,
-                body=_ENCODER.encode(envelope),
-                retry_after=error.retry_after,
-            ) from error
+        return await send_json(
+            self._client, call, url, self._headers(call), payload, shape=map_error
+        )
 
     @staticmethod
     def _headers(call: UpstreamCall) -> dict[str, str]:
@@ -124,6 +95,33 @@ class AnthropicAdapter:
             headers["x-api-key"] = call.provider.api_key
         headers.update(call.headers)
         return headers
+
+
+def _translated(call: UpstreamCall) -> MessagesRequest:
+    """The Messages API request, or the 400 a client reads for what cannot be translated."""
+    if call.endpoint is not Endpoint.CHAT:
+        envelope = error_envelope(
+            400,
+            f"The model '{call.model.id}' is served by Anthropic, which offers no "
+            f"{call.endpoint.value} endpoint; use a chat model or another provider.",
+            "unsupported_operation",
+        )
+        raise UpstreamError(
+            "http_4xx",
+            "operation not offered by anthropic",
+            status=400,
+            body=_ENCODER.encode(envelope),
+        )
+    try:
+        return translate_request(
+            call.body, call.model.name, call.model.max_output_tokens or DEFAULT_MAX_TOKENS
+        )
+    except TranslationError as exc:
+        envelope = error_envelope(400, exc.message, "invalid_request")
+        envelope["error"]["param"] = exc.param
+        raise UpstreamError(
+            "http_4xx", exc.message, status=400, body=_ENCODER.encode(envelope)
+        ) from exc
 
 
 async def _translate(
@@ -164,12 +162,14 @@ def _usage_chunk(translator: StreamTranslator) -> dict[str, Any]:
 
 
 def _translate_event(translator: StreamTranslator, name: str, data: str) -> bytes:
+    """An event whose data is no JSON object is unusable: the stream cannot go on as if
+    nothing was lost (before the first byte a fallback may still answer)."""
     try:
         payload: Any = msgspec.json.decode(data)
-    except msgspec.DecodeError:
-        return b""
+    except (msgspec.DecodeError, RecursionError):
+        payload = None
     if not isinstance(payload, dict):
-        return b""
+        raise UpstreamError("invalid_response", "upstream sent an event that is not a JSON object")
     chunks = translator.feed(name or str(payload.get("type", "")), payload)
     return b"".join(encode_event(_ENCODER.encode(c)) for c in chunks)
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from gateway.domain.errors import error_type_for
+from gateway.upstream.error_body import ErrorBody, openai_envelope
 
 # Anthropic's documented error types and the status each comes with.
 STATUS_BY_ERROR_TYPE = {
@@ -20,6 +20,15 @@ STATUS_BY_ERROR_TYPE = {
     "timeout_error": 504,
     "overloaded_error": 529,
 }
+
+
+class TranslationError(ValueError):
+    """The client's request cannot be expressed for Anthropic: answer it with a 400."""
+
+    def __init__(self, message: str, param: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.param = param
 
 
 def error_envelope(status: int, message: str, code: str | None) -> dict[str, Any]:
@@ -39,13 +48,16 @@ def parse_error(data: Any) -> tuple[str | None, str | None]:
     )
 
 
-def map_error(status: int, body: bytes) -> tuple[int, dict[str, Any]]:
-    """An Anthropic error response as (status for the client, OpenAI error envelope)."""
-    try:
-        kind, message = parse_error(json.loads(body))
-    except (ValueError, UnicodeDecodeError):
-        kind, message = None, None
+def map_error(status: int, body: ErrorBody) -> tuple[int, dict[str, Any]]:
+    """An Anthropic error response as (status for the client, OpenAI error envelope).
+
+    A body not in Anthropic's shape (a proxy's page, an OpenAI-style envelope) is
+    treated as any other upstream's.
+    """
+    kind, message = parse_error(body.data) if body.is_json else (None, None)
     if status < 400:  # an error body on a success status: trust the body's type
         status = STATUS_BY_ERROR_TYPE.get(kind or "", 502)
+    if kind is None and message is None:
+        return status, openai_envelope(status, body)
     text = message or f"the Anthropic upstream answered HTTP {status}"
     return status, error_envelope(status, text, kind or "upstream_error")

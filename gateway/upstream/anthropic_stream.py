@@ -25,13 +25,19 @@ _USAGE_FIELDS = (
 
 
 class StreamTranslator:
-    def __init__(self, model_name: str, created: int) -> None:
+    """``response_tool``: the tool standing in for response_format, whose streamed
+    input is the answer's content (and calling it alone is a plain stop)."""
+
+    def __init__(self, model_name: str, created: int, response_tool: str | None = None) -> None:
         self._model = model_name
         self._created = created
+        self._response_tool = response_tool
         self._id = ""
         self._role_sent = False
         # Anthropic content-block index -> OpenAI tool_calls index (counts tool calls only).
         self._tool_index: dict[int, int] = {}
+        # Blocks of the response tool -> whether any of their input was sent yet.
+        self._answer_blocks: dict[int, bool] = {}
         self._usage: dict[str, int] | None = None
         self._done = False
         self._error: dict[str, Any] | None = None
@@ -66,13 +72,15 @@ class StreamTranslator:
                 return self._on_block_start(data)
             case "content_block_delta":
                 return self._on_block_delta(data)
+            case "content_block_stop":
+                return self._on_block_stop(data)
             case "message_delta":
                 return self._on_message_delta(data)
             case "message_stop":
                 self._done = True
             case "error":
                 self._on_error(data)
-            # ping, content_block_stop, and event types Anthropic may add later say nothing.
+            # ping, and event types Anthropic may add later, say nothing.
         return []
 
     def usage_chunk(self) -> dict[str, Any]:
@@ -100,6 +108,9 @@ class StreamTranslator:
             return [self._chunk({"content": text})] if isinstance(text, str) and text else []
         if block.get("type") != "tool_use":
             return []  # thinking and server-side tool blocks have no OpenAI counterpart
+        if self._response_tool is not None and block.get("name") == self._response_tool:
+            self._answer_blocks[_int(data.get("index"))] = False
+            return []
         tool_index = len(self._tool_index)
         self._tool_index[_int(data.get("index"))] = tool_index
         call = {
@@ -119,17 +130,33 @@ class StreamTranslator:
             return [self._chunk({"content": text})] if isinstance(text, str) and text else []
         if delta.get("type") != "input_json_delta":
             return []
-        tool_index = self._tool_index.get(_int(data.get("index")))
+        index = _int(data.get("index"))
         partial = delta.get("partial_json")
+        if index in self._answer_blocks:
+            if not isinstance(partial, str) or not partial:
+                return []
+            self._answer_blocks[index] = True
+            return [self._chunk({"content": partial})]
+        tool_index = self._tool_index.get(index)
         if tool_index is None or not isinstance(partial, str) or not partial:
             return []
         call = {"index": tool_index, "function": {"arguments": partial}}
         return [self._chunk({"tool_calls": [call]})]
 
+    def _on_block_stop(self, data: dict[str, Any]) -> list[dict[str, Any]]:
+        # An argument-less answer may stream no input at all: it is still a JSON object.
+        index = _int(data.get("index"))
+        if self._answer_blocks.get(index) is False:
+            self._answer_blocks[index] = True
+            return [self._chunk({"content": "{}"})]
+        return []
+
     def _on_message_delta(self, data: dict[str, Any]) -> list[dict[str, Any]]:
         self._merge_usage(data.get("usage"))
         delta = data.get("delta")
         reason = finish_reason(delta.get("stop_reason")) if isinstance(delta, dict) else None
+        if reason == "tool_calls" and self._answer_blocks and not self._tool_index:
+            reason = "stop"  # only the response tool was called: that is the answer
         return [] if reason is None else [self._chunk({}, reason)]
 
     def _on_error(self, data: dict[str, Any]) -> None:

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from gateway.domain.usage import Usage
+from gateway.upstream.anthropic_errors import TranslationError
+from gateway.upstream.anthropic_options import copy_options, refuse_unsupported
+from gateway.upstream.anthropic_tools import plan_tools
 
 _SUPPORTED_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 _DATA_URL = re.compile(r"^data:(?P<media>[^;,]+);base64,(?P<data>.*)$", re.DOTALL)
@@ -26,25 +30,23 @@ _FINISH_REASONS = {
 }
 
 
-class TranslationError(ValueError):
-    """The client's request cannot be expressed for Anthropic: answer it with a 400."""
-
-    def __init__(self, message: str, param: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.param = param
-
-
 # --- request -------------------------------------------------------------------------------
 
 
-def to_messages_request(
+@dataclass(frozen=True, slots=True)
+class MessagesRequest:
+    payload: dict[str, Any]  # the /v1/messages body
+    response_tool: str | None  # the tool whose input is the answer (response_format)
+
+
+def translate_request(
     body: dict[str, Any], model_name: str, default_max_tokens: int
-) -> dict[str, Any]:
+) -> MessagesRequest:
     """An OpenAI chat request as an Anthropic /v1/messages body."""
     n = body.get("n")
     if n is not None and n != 1:
         raise TranslationError("only n=1 is supported for this model", "n")
+    refuse_unsupported(body)
     raw = body.get("messages")
     if not isinstance(raw, list) or not raw:
         raise TranslationError("messages must be a non-empty array", "messages")
@@ -58,14 +60,20 @@ def to_messages_request(
     }
     if system:
         out["system"] = system[0] if len(system) == 1 else [_text(s) for s in system]
-    _copy_sampling(body, out)
-    tools = _tools(body.get("tools"))
-    if tools:
-        out["tools"] = tools
-        choice = _tool_choice(body.get("tool_choice"), body.get("parallel_tool_calls"))
-        if choice is not None:
-            out["tool_choice"] = choice
-    return out
+    copy_options(body, out)
+    plan = plan_tools(body)
+    if plan.tools:
+        out["tools"] = plan.tools
+    if plan.tool_choice is not None:
+        out["tool_choice"] = plan.tool_choice
+    return MessagesRequest(out, plan.response_tool)
+
+
+def to_messages_request(
+    body: dict[str, Any], model_name: str, default_max_tokens: int
+) -> dict[str, Any]:
+    """The /v1/messages body alone (see ``translate_request``)."""
+    return translate_request(body, model_name, default_max_tokens).payload
 
 
 def _translate_messages(raw: list[Any]) -> tuple[list[str], list[dict[str, Any]]]:
@@ -159,7 +167,13 @@ def _image_block(image: Any, param: str) -> dict[str, Any]:
 
 
 def _assistant_blocks(msg: dict[str, Any], param: str) -> list[dict[str, Any]]:
+    for key in ("function_call", "audio"):  # no Anthropic counterpart: never dropped unseen
+        if msg.get(key) is not None:
+            raise TranslationError(f"an assistant message's {key} is not supported here", param)
     blocks = [_text(t) for t in _text_parts(msg.get("content"), f"{param}.content")]
+    refusal = msg.get("refusal")
+    if isinstance(refusal, str) and refusal:  # what the assistant said, as text
+        blocks.append(_text(refusal))
     calls = msg.get("tool_calls")
     if calls is None:
         return blocks
@@ -221,65 +235,6 @@ def _max_tokens(body: dict[str, Any], default: int) -> int:
     return default
 
 
-def _copy_sampling(body: dict[str, Any], out: dict[str, Any]) -> None:
-    for key in ("temperature", "top_p", "stream"):
-        if body.get(key) is not None:
-            out[key] = body[key]
-    stop = body.get("stop")
-    if isinstance(stop, str):
-        out["stop_sequences"] = [stop]
-    elif isinstance(stop, list) and all(isinstance(s, str) for s in stop):
-        if stop:
-            out["stop_sequences"] = list(stop)
-    elif stop is not None:
-        raise TranslationError("stop must be a string or an array of strings", "stop")
-    user = body.get("user")
-    if isinstance(user, str) and user:
-        out["metadata"] = {"user_id": user}
-
-
-def _tools(tools: Any) -> list[dict[str, Any]]:
-    if tools is None:
-        return []
-    if not isinstance(tools, list):
-        raise TranslationError("tools must be an array", "tools")
-    out: list[dict[str, Any]] = []
-    for i, tool in enumerate(tools):
-        function = tool.get("function") if isinstance(tool, dict) else None
-        if not isinstance(tool, dict) or tool.get("type") != "function":
-            raise TranslationError("only function tools are supported", f"tools[{i}].type")
-        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-            raise TranslationError("a function tool needs a name", f"tools[{i}].function")
-        schema = function.get("parameters") or {"type": "object", "properties": {}}
-        entry: dict[str, Any] = {"name": function["name"], "input_schema": schema}
-        if isinstance(function.get("description"), str):
-            entry["description"] = function["description"]
-        out.append(entry)
-    return out
-
-
-def _tool_choice(choice: Any, parallel: Any) -> dict[str, Any] | None:
-    result: dict[str, Any] | None
-    if choice is None:
-        result = None
-    elif choice in ("auto", "none"):
-        result = {"type": choice}
-    elif choice == "required":
-        result = {"type": "any"}
-    elif isinstance(choice, dict) and isinstance(choice.get("function"), dict):
-        name = choice["function"].get("name")
-        if not isinstance(name, str) or not name:
-            raise TranslationError("tool_choice needs a function name", "tool_choice")
-        result = {"type": "tool", "name": name}
-    else:
-        raise TranslationError("unsupported tool_choice", "tool_choice")
-    if parallel is False:
-        result = result or {"type": "auto"}
-        if result["type"] != "none":
-            result["disable_parallel_tool_use"] = True
-    return result
-
-
 # --- response and usage --------------------------------------------------------------------
 
 
@@ -315,17 +270,29 @@ def openai_usage(usage: Usage) -> dict[str, Any]:
     }
 
 
-def from_messages_response(resp: dict[str, Any], created: int) -> dict[str, Any]:
-    """An Anthropic message as an OpenAI chat.completion object."""
+def from_messages_response(
+    resp: dict[str, Any], created: int, response_tool: str | None = None
+) -> dict[str, Any]:
+    """An Anthropic message as an OpenAI chat.completion object.
+
+    ``response_tool``: the tool standing in for response_format; its input is the
+    answer's content, and calling it alone is a plain stop.
+    """
     texts: list[str] = []
     tool_calls: list[dict[str, Any]] = []
+    answered = False  # the response tool was called
     content = resp.get("content")
     for block in content if isinstance(content, list) else []:
         if not isinstance(block, dict):
             continue
         if block.get("type") == "text":
             texts.append(str(block.get("text", "")))
-        elif block.get("type") == "tool_use":
+        elif block.get("type") != "tool_use":
+            continue
+        elif response_tool is not None and block.get("name") == response_tool:
+            texts.append(json.dumps(block.get("input") or {}, ensure_ascii=False))
+            answered = True
+        else:
             arguments = json.dumps(block.get("input") or {}, ensure_ascii=False)
             function = {"name": block.get("name"), "arguments": arguments}
             tool_calls.append({"id": block.get("id"), "type": "function", "function": function})
@@ -338,12 +305,10 @@ def from_messages_response(resp: dict[str, Any], created: int) -> dict[str, Any]
         message["tool_calls"] = tool_calls
     raw_usage = resp.get("usage")
     usage = usage_from_anthropic(raw_usage if isinstance(raw_usage, dict) else {})
-    choice = {
-        "index": 0,
-        "message": message,
-        "logprobs": None,
-        "finish_reason": finish_reason(resp.get("stop_reason")) or "stop",
-    }
+    reason = finish_reason(resp.get("stop_reason")) or "stop"
+    if reason == "tool_calls" and answered and not tool_calls:
+        reason = "stop"  # only the response tool was called: that is the answer
+    choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": reason}
     return {
         "id": resp.get("id"),
         "object": "chat.completion",

@@ -2,8 +2,8 @@
 
     UpstreamError                 raised by adapters, classified by ``kind``
       kinds: timeout, connect, http_5xx, http_429, http_408, http_4xx,
-             invalid_response, oversize (an answer or event past its size cap),
-             stream_cut
+             auth_rejected (401/403), invalid_response (3xx too),
+             oversize (an answer or event past its size cap), stream_cut
 
 Adapters translate httpx/aiohttp failures into ``UpstreamError`` at this
 boundary (``raise ... from exc``); nothing above ``upstream`` sees httpx.
@@ -19,12 +19,26 @@ from gateway.domain.model import Model, Provider
 from gateway.domain.usage import Usage
 from gateway.inbound import Endpoint
 
-# An unusable 2xx answer (invalid JSON, no message, too large) is the provider's fault,
-# like a 5xx: a fallback may answer (an oversize answer is not retried on the same
-# provider, which would send the same answer again).
+# An unusable 2xx answer (invalid JSON, no message, too large) or a redirect is the
+# provider's fault, like a 5xx. "Retryable" means another attempt may answer: a retry
+# or a fallback.
 RETRYABLE_KINDS = frozenset(
-    {"timeout", "connect", "http_5xx", "http_429", "http_408", "invalid_response", "oversize"}
+    {
+        "timeout",
+        "connect",
+        "http_5xx",
+        "http_429",
+        "http_408",
+        "invalid_response",
+        "auth_rejected",
+        "oversize",
+    }
 )
+
+# Failures another try on the same provider cannot mend: only the fallbacks may answer.
+# A provider refusing the gateway's own credentials refuses them again a moment later;
+# an answer too large to read would come back just as large.
+SAME_PROVIDER_FUTILE = frozenset({"circuit_open", "auth_rejected", "oversize"})
 
 # The telemetry row's error_class for each kind.
 ERROR_CLASS = {
@@ -34,6 +48,7 @@ ERROR_CLASS = {
     "http_429": "upstream_429",
     "http_408": "upstream_5xx",
     "http_4xx": "upstream_4xx",
+    "auth_rejected": "upstream_auth",
     "invalid_response": "invalid_upstream_response",
     "oversize": "invalid_upstream_response",
     "stream_cut": "stream_cut",
@@ -74,6 +89,10 @@ class UpstreamError(Exception):
 
 
 def kind_for_status(status: int) -> str:
+    if status in (401, 403):  # the gateway's credentials, not the caller's request
+        return "auth_rejected"
+    if status < 400:  # a redirect: never followed, so the answer is unusable
+        return "invalid_response"
     if status == 408:
         return "http_408"
     if status == 429:

@@ -4,16 +4,16 @@ mistral, custom (base URL + bearer key), and Azure OpenAI as a variant of it."""
 from __future__ import annotations
 
 import functools
-import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import aiohttp
 import httpx
 import msgspec
 
-from gateway.streaming.sse import block_end
+from gateway.domain.model import Provider
 from gateway.upstream.base import UpstreamCall, UpstreamError, UpstreamReply, kind_for_status
+from gateway.upstream.error_body import ErrorBody, openai_envelope, read_error_body
 from gateway.upstream.http import UpstreamHTTP, body_chunks, parse_url, timeout_for
 from gateway.usage.openai_usage import usage_from_openai
 
@@ -49,6 +49,9 @@ class OpenAICompatAdapter:
     async def complete(self, call: UpstreamCall) -> UpstreamReply:
         response = await self._send(call, ask_usage=False)
         body = await read_json_object(response, self._client.limits.body_bytes)
+        if "error" in body and "choices" not in body and "data" not in body:
+            # Some upstreams report a failure after a 200 (it was sent before the work began).
+            raise UpstreamError("invalid_response", "upstream answered an error with a 2xx status")
         model = body.get("model")
         return UpstreamReply(
             body=body,
@@ -58,12 +61,13 @@ class OpenAICompatAdapter:
 
     async def open_stream(self, call: UpstreamCall, ask_usage: bool) -> AsyncIterator[bytes]:
         response = await self._send(call, ask_usage=ask_usage)
+        if response.headers.get("content-encoding", "identity").lower() != "identity":
+            # Relayed as it is, a compressed stream would reach the client as garbage.
+            await response.aclose()
+            raise UpstreamError("invalid_response", "upstream compressed its stream unasked")
         chunks = body_chunks(response)
         try:
-            first = await first_block(chunks, self._client.limits.event_bytes)
-        except UpstreamError:
-            await response.aclose()
-            raise
+            first = await anext(chunks)
         except StopAsyncIteration:
             await response.aclose()
             raise UpstreamError(
@@ -84,12 +88,21 @@ class OpenAICompatAdapter:
         )
 
 
+# How an adapter turns an upstream error body into (status for the client, envelope).
+ErrorShape = Callable[[int, ErrorBody], tuple[int, dict[str, Any]]]
+
+
+def openai_error(status: int, body: ErrorBody) -> tuple[int, dict[str, Any]]:
+    return status, openai_envelope(status, body)
+
+
 async def send_json(
     client: UpstreamHTTP,
     call: UpstreamCall,
     url: str,
     headers: dict[str, str],
     payload: dict[str, Any],
+    shape: ErrorShape = openai_error,
 ) -> httpx.Response:
     """POST a JSON body; a 2xx response comes back unread, anything else as UpstreamError."""
     timeout = timeout_for(call.provider.timeout_seconds, call.remaining_seconds)
@@ -99,31 +112,47 @@ async def send_json(
         raise classify_transport_error(exc) from exc
     if response.status_code < 300:
         return response
+    raise await http_error(response, call.provider, shape)
+
+
+async def http_error(
+    response: httpx.Response, provider: Provider, shape: ErrorShape
+) -> UpstreamError:
+    """A non-2xx answer as an UpstreamError whose body is an envelope safe to relay.
+
+    A redirect (never followed) and a refusal of the gateway's credentials end as the
+    gateway's own errors: their bodies are never read, let alone relayed.
+    """
+    status = response.status_code
+    kind = kind_for_status(status)
+    if kind == "invalid_response":
+        await response.aclose()
+        message = f"upstream answered a redirect (HTTP {status}), which is not followed"
+        return UpstreamError(kind, message)
+    if kind == "auth_rejected":
+        await response.aclose()
+        message = f"provider {provider.id} rejected the gateway's credentials (HTTP {status})"
+        return UpstreamError(kind, message)
     try:
-        body = redact(await read_all(response, limit=MAX_ERROR_BODY), call.provider.api_key)
+        raw = await read_all(response, limit=MAX_ERROR_BODY)
     except UpstreamError:
-        body = b""
+        raw = b""
     finally:
         await response.aclose()
-    raise UpstreamError(
-        kind_for_status(response.status_code),
+    body = read_error_body(
+        raw,
+        response.headers.get("content-type", ""),
+        response.headers.get("content-encoding"),
+        provider.api_key,
+    )
+    status, envelope = shape(status, body)
+    return UpstreamError(
+        kind_for_status(status),
         f"upstream answered HTTP {response.status_code}",
-        status=response.status_code,
-        body=body,
-        content_type=response.headers.get("content-type", "application/json"),
+        status=status,
+        body=_ENCODER.encode(envelope),
         retry_after=response.headers.get("retry-after"),
     )
-
-
-# A masked key as providers echo it ("sk-proj-ab****wxyz"): part of a key all the same.
-_MASKED_KEY = re.compile(rb"[A-Za-z0-9_\-]*\*{4,}[A-Za-z0-9_\-]*")
-
-
-def redact(body: bytes, api_key: str | None) -> bytes:
-    """An upstream error body relayed to the client carries no trace of the provider key."""
-    if api_key:
-        body = body.replace(api_key.encode(), b"[redacted]")
-    return _MASKED_KEY.sub(b"[redacted]", body)
 
 
 @functools.lru_cache(maxsize=256)
@@ -144,39 +173,6 @@ async def _relay(
         await response.aclose()
 
 
-async def first_block(chunks: AsyncIterator[bytes], limit: int) -> bytes:
-    """A stream's bytes up to the end of its first block (event or comment), read before
-    the stream is committed: a first event over ``limit`` bytes fails the attempt while
-    nothing has reached the client, so a fallback may still answer. Usually the first
-    chunk holds a whole event and this reads nothing more.
-
-    StopAsyncIteration when the stream ends before any byte.
-    """
-    first = await anext(chunks)
-    end = block_end(first)
-    if 0 <= end <= limit:
-        return first  # the usual case, with no copy
-    data = bytearray(first)
-    searched = 0
-    while (end := block_end(data, searched)) < 0:
-        if len(data) > limit:
-            raise _oversize_event(limit)
-        searched = max(0, len(data) - 3)  # a block end is at most 4 bytes long
-        try:
-            data += await anext(chunks)
-        except StopAsyncIteration:
-            break  # no blank line before the end: the relay reports what that is
-    if end > limit:
-        raise _oversize_event(limit)
-    return bytes(data)
-
-
-def _oversize_event(limit: int) -> UpstreamError:
-    return UpstreamError(
-        "oversize", f"the upstream's first stream event exceeds {limit} bytes", retryable=True
-    )
-
-
 async def read_json_object(response: httpx.Response, limit: int) -> dict[str, Any]:
     """Read a whole answer (at most ``limit`` bytes) and decode it; anything but a JSON
     object is invalid."""
@@ -186,7 +182,7 @@ async def read_json_object(response: httpx.Response, limit: int) -> dict[str, An
         await response.aclose()
     try:
         body = msgspec.json.decode(raw)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:  # nesting deeper than msgspec goes
         raise UpstreamError("invalid_response", "upstream answered invalid JSON") from exc
     if not isinstance(body, dict):
         raise UpstreamError("invalid_response", "upstream answered a non-object")

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import random
 
-from gateway.upstream.base import UpstreamError
+from gateway.upstream.base import SAME_PROVIDER_FUTILE, UpstreamError
 
 MAX_RETRY_AFTER_SECONDS = 30.0
 BASE_DELAY_SECONDS = 0.25
 MAX_BACKOFF_SECONDS = 8.0
 _RNG = random.Random()
-_NOT_RETRIED = frozenset({"circuit_open", "oversize"})
 
 
 def should_retry(error: UpstreamError, attempt: int, max_retries: int) -> bool:
-    """``attempt`` is 0 for the first try. An oversize answer would come back the same."""
-    return error.retryable and error.kind not in _NOT_RETRIED and attempt < max_retries
+    """``attempt`` is 0 for the first try."""
+    return error.retryable and error.kind not in SAME_PROVIDER_FUTILE and attempt < max_retries
 
 
 def retry_delay(attempt: int, retry_after: str | None, rng: random.Random | None = None) -> float:

@@ -7,6 +7,7 @@ else ``DATA_GYM_CACHE_DIR``, else ``<tmp>/data-gym-cache``; each file named by t
 SHA-1 of its URL), checks its SHA-256 itself (tiktoken would delete a bad file and
 download it again), and only then asks tiktoken for the encoding. If any of that
 fails the counter counts characters/4 and reports ``estimated``; it never raises.
+``gateway tokenizer fetch`` (``download.py``) puts the files where this looks.
 
 Memory: an encoding costs tens of megabytes (o200k_base ~43 MB, cl100k_base ~25 MB
 in tiktoken's Rust core). The counter loads only the encodings its models need,
@@ -43,18 +44,18 @@ _CL100K_PREFIXES = ("gpt-4", "gpt-3", "gpt-35", "text-embedding-", "davinci", "b
 
 
 @dataclass(frozen=True, slots=True)
-class _EncodingFile:
+class EncodingFile:
     url: str
     sha256: str
 
 
 # Copied from tiktoken_ext.openai_public: the URL names the cache file, the hash guards it.
-_ENCODING_FILES = {
-    "cl100k_base": _EncodingFile(
+ENCODING_FILES = {
+    "cl100k_base": EncodingFile(
         "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
         "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
     ),
-    "o200k_base": _EncodingFile(
+    "o200k_base": EncodingFile(
         "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
         "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
     ),
@@ -123,11 +124,12 @@ def tiktoken_cache_dir() -> str | None:
     return cache_dir or None  # "" makes tiktoken always download
 
 
-def _cached_file_is_valid(spec: _EncodingFile) -> bool:
-    cache_dir = tiktoken_cache_dir()
-    if cache_dir is None:
-        return False
-    path = os.path.join(cache_dir, hashlib.sha1(spec.url.encode()).hexdigest())
+def cache_file_name(spec: EncodingFile) -> str:
+    """The name tiktoken gives the file in its cache: the SHA-1 of its URL."""
+    return hashlib.sha1(spec.url.encode()).hexdigest()
+
+
+def file_is_valid(path: str | os.PathLike[str], spec: EncodingFile) -> bool:
     try:
         with open(path, "rb") as handle:
             return hashlib.sha256(handle.read()).hexdigest() == spec.sha256
@@ -135,8 +137,27 @@ def _cached_file_is_valid(spec: _EncodingFile) -> bool:
         return False
 
 
+def _cached_file_is_valid(spec: EncodingFile) -> bool:
+    cache_dir = tiktoken_cache_dir()
+    if cache_dir is None:
+        return False
+    return file_is_valid(os.path.join(cache_dir, cache_file_name(spec)), spec)
+
+
+def fallback_warning(missing: Iterable[str]) -> str:
+    where = tiktoken_cache_dir()
+    shown = f"TIKTOKEN_CACHE_DIR={where}" if where else "TIKTOKEN_CACHE_DIR is empty"
+    return (
+        f"tiktoken encodings not loaded ({', '.join(sorted(missing))}; {shown}): the token "
+        "counts the gateway makes itself (calls whose upstream reports no usage, budget "
+        "holds) are characters/4 estimates. "
+        "Run `gateway tokenizer fetch` once, or set TIKTOKEN_CACHE_DIR to a folder that "
+        "holds the encoding files."
+    )
+
+
 def _load_encoding(name: str) -> tiktoken.Encoding | None:
-    spec = _ENCODING_FILES.get(name)
+    spec = ENCODING_FILES.get(name)
     if spec is None or not _cached_file_is_valid(spec):
         return None
     try:
@@ -168,13 +189,17 @@ class TiktokenCounter:
             self._wanted = tuple(sorted(set(encodings))) or ("cl100k_base",)
 
     def warm(self) -> None:
-        for name in self._wanted or _ENCODING_FILES:
+        for name in self._wanted or ENCODING_FILES:
             self._encoding(name)
 
     @property
     def estimated(self) -> bool:
+        return bool(self.missing_encodings())
+
+    def missing_encodings(self) -> list[str]:
+        """The encodings that could not be loaded (their counts are characters/4)."""
         self.warm()
-        return any(encoding is None for encoding in self._encodings.values())
+        return [name for name, encoding in self._encodings.items() if encoding is None]
 
     @property
     def loaded(self) -> tuple[str, ...]:
@@ -215,6 +240,15 @@ def make_default_counter(model_names: Iterable[str] | None = None) -> TokenCount
     return TiktokenCounter({e for name in model_names if (e := own_encoding(name))})
 
 
+def load_warning(counter: TokenCounter) -> str | None:
+    """None when counts are exact, else the one start-up line naming what to do."""
+    if not counter.estimated:
+        return None
+    if isinstance(counter, TiktokenCounter):
+        return fallback_warning(counter.missing_encodings())
+    return fallback_warning(ENCODING_FILES)
+
+
 def count_request_tokens(
     counter: TextCounter, body: Mapping[str, Any], operation_kind: str, model_name: str
 ) -> int:
@@ -227,7 +261,10 @@ def count_request_tokens(
     if kind in ("embedding", "embeddings"):
         return _count_prompt(counter, body.get("input"), model_name)
     if kind in ("completion", "completions"):
-        return _count_prompt(counter, body.get("prompt"), model_name)
+        prompt = body.get("prompt")
+        if prompt is None:  # OpenAI's default prompt "<|endoftext|>": one special token
+            return 1
+        return _count_prompt(counter, prompt, model_name)
     return _count_chat(counter, body, model_name)
 
 

@@ -3,18 +3,39 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from openai.types.chat import ChatCompletionMessageParam
+from sqlalchemy import event, func, select
+from sqlalchemy.ext.asyncio import AsyncEngine
 
+from gateway.db.budget_tables import budget_counters, budget_reservations
 from tests.support.gateway import TEST_KEY, RunningGateway
 from tests.unit.db.scratch import scratch_database
 
 MESSAGES: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Say hello."}]
+POSTGRES = os.environ.get("GATEWAY_TEST_POSTGRES_URL")
+MARIADB = os.environ.get("GATEWAY_TEST_MARIADB_URL")
+HTTP_BACKENDS = [
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param(
+        "postgresql",
+        id="postgresql",
+        marks=pytest.mark.skipif(not POSTGRES, reason="GATEWAY_TEST_POSTGRES_URL is not set"),
+    ),
+    # Refused admissions once deadlocked on InnoDB (503 instead of 429): pinned here.
+    pytest.param(
+        "mariadb",
+        id="mariadb",
+        marks=pytest.mark.skipif(not MARIADB, reason="GATEWAY_TEST_MARIADB_URL is not set"),
+    ),
+]
 
 
 def budget_yaml(
@@ -27,9 +48,12 @@ def budget_yaml(
     cache: str = "{store: database}",
     timeout_seconds: int = 20,
     server: str = "",
+    models: str = "",
+    extra: str = "",
 ) -> str:
     """One fake provider, model ``small`` (0.15/0.60 per 1M), configuration ``chat``;
-    ``alice`` adds fields to alice's key entry (``budget: {...}``)."""
+    ``alice`` adds fields to alice's key entry (``budget: {...}``), ``extra`` top-level
+    sections."""
     alice_extra = f", {alice}" if alice else ""
     return f"""
 server: {{requestTimeoutSeconds: {timeout_seconds}{server}}}
@@ -50,10 +74,12 @@ models:
      contextLength: 128000, maxOutputTokens: 4096, price: {{input: 0.15, output: 0.60}}}}
   - {{id: embedder, provider: fake, name: embed-model, capabilities: [embeddings],
      price: {{input: 0.02, output: 0}}}}
+{models}
 configurations:
   - {{id: chat, mode: fixed, model: small}}
   - {{id: embed, mode: fixed, model: embedder}}
 {configurations}
+{extra}
 """
 
 
@@ -82,6 +108,49 @@ def query(gateway: RunningGateway, statement: Any) -> list[dict[str, Any]]:
             return [dict(row) for row in result.mappings().all()]
 
     return gateway.server.run(read())
+
+
+def counter(
+    gateway: RunningGateway, scope: str, scope_id: str, period: str = "day"
+) -> dict[str, Any] | None:
+    """The budget counter row of ``scope``/``scope_id`` in the current window, if any."""
+    t = budget_counters.c
+    rows = query(
+        gateway,
+        select(t.requests, t.tokens, t.cost).where(
+            t.scope == scope, t.scope_id == scope_id, t.period == period
+        ),
+    )
+    return rows[0] if rows else None
+
+
+def holds(gateway: RunningGateway) -> int:
+    """Rows in ``budget_reservations`` (one per budget line of each hold)."""
+    statement = select(func.count().label("n")).select_from(budget_reservations)
+    return int(query(gateway, statement)[0]["n"])
+
+
+@contextmanager
+def refused_connections(engine: AsyncEngine) -> Iterator[None]:
+    """Every new connection of ``engine`` is refused, as by a database that is down (empty
+    the pool too, for the connections it keeps)."""
+
+    def refuse(*_: Any) -> Any:
+        raise ConnectionRefusedError(111, "Connect call failed (simulated outage)")
+
+    event.listen(engine.sync_engine, "do_connect", refuse)
+    try:
+        yield
+    finally:
+        event.remove(engine.sync_engine, "do_connect", refuse)
+
+
+@contextmanager
+def outage(gateway: RunningGateway) -> Iterator[None]:
+    """The gateway's database becomes unreachable, then comes back."""
+    with refused_connections(gateway.runtime.engine):
+        gateway.server.run(gateway.runtime.engine.dispose())
+        yield
 
 
 def chat_body(configuration: str = "chat", **extra: Any) -> dict[str, Any]:

@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support.fake_upstream import FakeUpstream
-
-SHARED_TIKTOKEN = Path(__file__).resolve().parents[3] / "shared" / "tiktoken"
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _tiktoken_cache() -> None:
-    if "TIKTOKEN_CACHE_DIR" not in os.environ and SHARED_TIKTOKEN.is_dir():
-        os.environ["TIKTOKEN_CACHE_DIR"] = str(SHARED_TIKTOKEN)
 
 
 @pytest.fixture(scope="module")

@@ -52,6 +52,7 @@ def gateway(upstream: FakeUpstream, sqlite_url: str) -> Iterator[RunningGateway]
             configurations="""
   - {id: claude-chat, mode: fixed, model: haiku}
   - {id: claude-rescued, mode: fixed, model: haiku, fallback: [chat]}
+  - {id: claude-observed, mode: fixed, model: haiku, operationCapabilityEnforcement: observe}
   - {id: routed, mode: criteria, policyMode: economy,
      criteria: {capabilities: [chat], adapterTypes: [openai, anthropic],
                 preferLowestCost: true}}""",
@@ -312,17 +313,18 @@ def test_an_invalid_request_error_maps_to_a_400_envelope_unretried(
     assert row["error_class"] == "upstream_4xx" and row["http_status"] == 400
 
 
-def test_an_authentication_error_maps_to_401(
+def test_an_authentication_error_is_the_gateways_502_upstream_auth_failed(
     gateway: RunningGateway, upstream: FakeUpstream
 ) -> None:
     upstream.behave("claude-haiku", fail_always=401)
-    with pytest.raises(openai.AuthenticationError) as caught:
+    with pytest.raises(openai.InternalServerError) as caught:
         gateway.client().chat.completions.create(model="claude-chat", messages=MESSAGES)
     error = caught.value.body
-    assert isinstance(error, dict) and error["type"] == "authentication_error"
+    assert isinstance(error, dict) and error["code"] == "upstream_auth_failed"
+    assert error["type"] == "api_error" and caught.value.status_code == 502
     assert "sk-ant-test" not in json.dumps(error)
     (row,) = gateway.rows()
-    assert row["http_status"] == 401 and row["error_class"] == "upstream_4xx"
+    assert row["http_status"] == 502 and row["error_class"] == "upstream_auth"
 
 
 def test_overloaded_529_is_retried_then_answered(
@@ -394,14 +396,21 @@ def test_an_error_as_the_first_event_falls_back(
 def test_embeddings_on_an_anthropic_model_are_refused_without_an_upstream_call(
     gateway: RunningGateway, upstream: FakeUpstream
 ) -> None:
+    # The model declares no embeddings: refused before any adapter is asked.
     with pytest.raises(openai.BadRequestError) as caught:
         gateway.client().embeddings.create(model="claude-chat", input="hello")
+    error = caught.value.body
+    assert isinstance(error, dict) and error["code"] == "no_eligible_model"
+    assert "embeddings" in error["message"]
+    # Sent anyway (observe): the Anthropic adapter itself refuses, still without a call.
+    with pytest.raises(openai.BadRequestError) as caught:
+        gateway.client().embeddings.create(model="claude-observed", input="hello")
     error = caught.value.body
     assert isinstance(error, dict) and error["code"] == "unsupported_operation"
     assert "Anthropic" in error["message"] and "embeddings" in error["message"]
     assert upstream.received == []
-    (row,) = gateway.rows()
-    assert row["http_status"] == 400 and row["operation"] == "embedding"
+    rows = gateway.rows(expect=2)
+    assert [(r["http_status"], r["operation"]) for r in rows] == [(400, "embedding")] * 2
 
 
 def test_criteria_routing_across_adapter_types_selects_and_prices_the_anthropic_model(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 import time
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -17,56 +16,18 @@ from gateway.budgets.figures import ONE_REQUEST
 from gateway.budgets.windows import budget_lines
 from gateway.usage.tokens import count_request_tokens, make_default_counter
 from tests.integration.budget_support import (
+    HTTP_BACKENDS,
     MESSAGES,
     budget_yaml,
     burst,
     chat_body,
+    counter,
     database,
-    query,
+    holds,
     running,
     statuses,
 )
 from tests.support.fake_upstream import FakeUpstream
-from tests.support.gateway import RunningGateway
-
-POSTGRES = os.environ.get("GATEWAY_TEST_POSTGRES_URL")
-MARIADB = os.environ.get("GATEWAY_TEST_MARIADB_URL")
-HTTP_BACKENDS = [
-    pytest.param("sqlite", id="sqlite"),
-    pytest.param(
-        "postgresql",
-        id="postgresql",
-        marks=pytest.mark.skipif(not POSTGRES, reason="GATEWAY_TEST_POSTGRES_URL is not set"),
-    ),
-    # Refused admissions once deadlocked on InnoDB (503 instead of 429): pinned here.
-    pytest.param(
-        "mariadb",
-        id="mariadb",
-        marks=pytest.mark.skipif(not MARIADB, reason="GATEWAY_TEST_MARIADB_URL is not set"),
-    ),
-]
-
-
-def _counter(gateway: RunningGateway, scope: str, scope_id: str, period: str = "day") -> object:
-    from sqlalchemy import select
-
-    from gateway.db.budget_tables import budget_counters as t
-
-    rows = query(
-        gateway,
-        select(t.c.requests, t.c.tokens, t.c.cost).where(
-            t.c.scope == scope, t.c.scope_id == scope_id, t.c.period == period
-        ),
-    )
-    return rows[0] if rows else None
-
-
-def _holds(gateway: RunningGateway) -> int:
-    from sqlalchemy import func, select
-
-    from gateway.db.budget_tables import budget_reservations as r
-
-    return int(query(gateway, select(func.count().label("n")).select_from(r))[0]["n"])
 
 
 @pytest.mark.parametrize("backend", HTTP_BACKENDS)
@@ -86,8 +47,8 @@ def test_120_simultaneous_calls_against_a_daily_budget_of_50_requests_admit_exac
         assert len(refused) == 70
         assert {row["error_class"] for row in refused} == {"budget_exceeded"}
         assert {row["provider"] for row in refused} == {None}
-        assert _counter(gateway, "key", "alice")["requests"] == 50  # type: ignore[index]
-        assert _holds(gateway) == 0  # every admitted call settled
+        assert counter(gateway, "key", "alice")["requests"] == 50  # type: ignore[index]
+        assert holds(gateway) == 0  # every admitted call settled
 
 
 def test_a_refusal_names_the_budget_and_when_it_resets_with_retry_after(
@@ -119,7 +80,7 @@ def test_a_configuration_budget_on_tokens_refuses_a_call_whose_worst_case_does_n
         client = gateway.client()
         client.chat.completions.create(model="tight", messages=MESSAGES, max_tokens=500)
         # Settled at the actual 12 + 7 tokens, not the 500-token worst case.
-        assert _counter(gateway, "configuration", "tight", "month")["tokens"] == 19  # type: ignore[index]
+        assert counter(gateway, "configuration", "tight", "month")["tokens"] == 19  # type: ignore[index]
         prompt = count_request_tokens(make_default_counter(), chat_body(), "chat", "small-model")
         fits = 600 - 19 - prompt
         with pytest.raises(openai.RateLimitError) as caught:
@@ -149,7 +110,7 @@ def test_a_cost_budget_under_a_burst_is_never_exceeded_by_more_than_one_calls_co
         spent = sum((row["actual_cost"] for row in gw.rows() if row["success"]), Decimal(0))
         assert spent == admitted * one_call
         assert spent <= limit + one_call
-        settled = _counter(gw, "configuration", "metered")["cost"]  # type: ignore[index]
+        settled = counter(gw, "configuration", "metered")["cost"]  # type: ignore[index]
         assert abs(Decimal(str(settled)) - spent) < Decimal("1e-9")
 
 
@@ -166,8 +127,8 @@ def test_calls_nothing_answered_release_their_hold(upstream: FakeUpstream, sqlit
             client.chat.completions.create(model="chat", messages=MESSAGES)
         with pytest.raises(openai.RateLimitError):
             client.chat.completions.create(model="chat", messages=MESSAGES)
-        assert _counter(gateway, "key", "alice")["requests"] == 3  # type: ignore[index]
-        assert _holds(gateway) == 0
+        assert counter(gateway, "key", "alice")["requests"] == 3  # type: ignore[index]
+        assert holds(gateway) == 0
 
 
 def test_the_expired_hold_of_a_call_that_died_is_swept(
@@ -191,9 +152,9 @@ def test_the_expired_hold_of_a_call_that_died_is_swept(
         gateway.server.run(sweeper.start())
         try:
             deadline = time.monotonic() + 5
-            while _holds(gateway) and time.monotonic() < deadline:
+            while holds(gateway) and time.monotonic() < deadline:
                 time.sleep(0.05)
         finally:
             gateway.server.run(sweeper.stop())
-        assert _holds(gateway) == 0
+        assert holds(gateway) == 0
         client.chat.completions.create(model="chat", messages=MESSAGES)  # admitted again

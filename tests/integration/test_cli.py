@@ -190,3 +190,52 @@ def test_serve_without_keys_binds_to_loopback_only(tmp_path: Path) -> None:
         process.terminate()
         output, _ = process.communicate(timeout=20)
     assert "binding to 127.0.0.1 instead of 0.0.0.0" in output
+
+
+def _soft_open_files(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/limits").read_text().splitlines():
+        if line.startswith("Max open files"):
+            return int(line.split()[3])
+    raise AssertionError("no open-file limit")
+
+
+def test_serve_raises_the_open_file_limit_and_bounds_request_heads(tmp_path: Path) -> None:
+    import resource
+
+    from gateway.api.serving import OPEN_FILES_CEILING
+
+    port = free_port()
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        f"server: {{port: {port}, maxHeaderBytes: 2048}}\n"
+        "auth: {allowUnauthenticated: true}\n"
+        f'database: {{url: "sqlite+aiosqlite:///{tmp_path / "g.db"}"}}\n'
+        "providers: [{id: demo, adapter: echo}]\n"
+        "models: [{id: m, provider: demo}]\n"
+        "configurations: [{id: c, mode: fixed, model: m}]\n"
+    )
+    serve = [sys.executable, "-m", "gateway.cli", "serve", "--config", str(config)]
+    process = subprocess.Popen(  # started with the common soft limit lowered further
+        ["sh", "-c", 'ulimit -Sn 256 && exec "$@"', "sh", *serve],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        for _ in range(300):
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/healthz")
+                break
+            except httpx.TransportError:
+                time.sleep(0.05)
+        _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        expected = OPEN_FILES_CEILING if hard == resource.RLIM_INFINITY else hard
+        assert _soft_open_files(process.pid) == min(expected, OPEN_FILES_CEILING) > 256
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nx-big: " + b"b" * 4096)
+            assert sock.recv(65536).startswith(b"HTTP/1.1 431 ")
+    finally:
+        process.terminate()
+        output, _ = process.communicate(timeout=20)
+    assert re.search(r"open-file limit: \d+ \(hard limit \d+\)", output), output

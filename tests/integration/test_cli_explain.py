@@ -131,6 +131,9 @@ def test_cli_refuses_an_unknown_configuration_or_operation(
     code, out, err = setup.run(capsys, "explain", "nope", "--operation", "chat")
     assert (code, out) == (2, "")
     assert "Unknown configuration 'nope'" in err
+    code, out, err = setup.run(capsys, "explain", "route", "--operation", "chat")
+    assert (code, out) == (2, "")
+    assert "Unknown configuration 'route'. Valid configurations: routed, " in err
     code, out, err = setup.run(capsys, "explain", "routed", "--operation", "dance")
     assert (code, out) == (1, "")
     assert "Unknown operation 'dance'" in err
@@ -167,6 +170,32 @@ def test_eval_import_of_a_bad_line_records_nothing(
     assert code == 1 and "line 2" in err and "mean_score" in err
     readout = setup.explain_json(capsys, "routed", "--operation", "chat")
     assert all(c["signals"]["quality"] is None for c in readout["candidates"])
+
+
+def test_eval_import_reports_every_bad_line_warns_on_unknown_ids_and_is_idempotent(
+    setup: Setup, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = tmp_path / "evals.jsonl"
+    good = {"set_id": "s1", "provider": "p-a", "model": "a", "prompt_count": 4,
+            "passed_count": 2, "mean_score": 0.5, "run_at": "2026-11-01T00:00:00Z"}  # fmt: skip
+    bad = [json.dumps(good), "{", json.dumps({**good, "mean_score": 2}), json.dumps(["x"])]
+    results.write_text("\n".join(bad) + "\n")
+    code, _, err = setup.run(capsys, "eval", "import", str(results))
+    assert code == 1
+    assert [f"{results}: line {n}:" in err for n in (2, 3, 4)] == [True] * 3
+    assert "3 bad line(s): nothing imported" in err
+
+    stranger = {**good, "provider": "p-x", "set_id": "s2"}
+    typo = {**good, "model": "aa", "set_id": "s3"}
+    results.write_text("\n".join(json.dumps(r) for r in (good, stranger, typo)) + "\n")
+    code, out, err = setup.run(capsys, "eval", "import", str(results))
+    assert code == 0 and out.strip() == f"imported 3 eval result(s) from {results}"
+    assert f"{results}: warning: line 2: provider 'p-x' is not in the config" in err
+    assert "line 3: provider 'p-a' has no model 'aa' in the config" in err
+
+    code, out, _ = setup.run(capsys, "eval", "import", str(results))
+    assert code == 0
+    assert out.strip() == f"imported 0 eval result(s) from {results} (3 already recorded, skipped)"
 
 
 def test_the_installed_command_prints_the_readout(setup: Setup) -> None:

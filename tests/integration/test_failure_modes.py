@@ -151,7 +151,7 @@ def test_a_provider_key_echoed_in_an_error_body_is_redacted(
 ) -> None:
     upstream.behave(
         "small-model",
-        fail_always=401,
+        fail_always=400,
         error_body={
             "error": {
                 "message": "Incorrect API key provided: sk-upstream-secret-42 (sk-ups****t-42).",
@@ -161,7 +161,7 @@ def test_a_provider_key_echoed_in_an_error_body_is_redacted(
             }
         },
     )
-    with pytest.raises(openai.AuthenticationError) as caught:
+    with pytest.raises(openai.BadRequestError) as caught:
         gateway.client().chat.completions.create(model="chat", messages=MESSAGES)
     text = caught.value.response.text
     assert "sk-upstream-secret-42" not in text and "****" not in text

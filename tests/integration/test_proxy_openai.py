@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from decimal import Decimal
+from pathlib import Path
 
 import httpx
 import openai
@@ -122,7 +123,7 @@ def test_stream_usage_chunk_reaches_a_client_that_asked_with_its_cost(
 
 
 def test_stream_without_reported_usage_is_estimated(
-    gateway: RunningGateway, upstream: FakeUpstream
+    gateway: RunningGateway, upstream: FakeUpstream, tiktoken_encodings: Path
 ) -> None:
     upstream.behave("small-model", report_usage=False, content="hello world")
     list(gateway.client().chat.completions.create(model="chat", messages=MESSAGES, stream=True))

@@ -8,6 +8,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -17,7 +18,15 @@ from sqlalchemy import text
 
 from gateway.domain import Operation
 from gateway.signals.history import read_call_history
-from tests.integration.budget_support import MESSAGES, budget_yaml, query, running
+from tests.integration.budget_support import (
+    HTTP_BACKENDS,
+    MESSAGES,
+    budget_yaml,
+    counter,
+    database,
+    query,
+    running,
+)
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.gateway import TEST_KEY, RunningGateway
 
@@ -67,8 +76,8 @@ def test_a_second_identical_call_is_a_hit_unbilled_and_outside_the_call_history(
     assert hit["response_model"] == "small-model-2026-01-01"
 
     used = _used(gateway, "cached")
-    assert used["requests"] == 1  # the hit was not billed
-    assert float(used["cost"]) == float(miss["actual_cost"])
+    assert used["requests"] == 2  # the hit is a request served (see the budget tests below)
+    assert float(used["cost"]) == float(miss["actual_cost"])  # and it cost nothing
     history = gateway.server.run(read_call_history(gateway.runtime.engine, 7, datetime.now(UTC)))
     assert history[("fake", "small", Operation.CHAT)].calls == 1
 
@@ -199,3 +208,86 @@ def test_the_redis_store_answers_hits_with_redis_expiry(
         for key in set(direct.keys("gateway:cache:*")) - before:
             direct.delete(key)
         direct.close()
+
+
+CAROL_KEY = "sk-test-carol-1357913579"
+SCOPED = """  - {id: shared, mode: fixed, model: small, cache: {ttlSeconds: 60}}
+  - {id: private, mode: fixed, model: small, cache: {ttlSeconds: 60, scope: key}}"""
+
+
+def _scoped_gateway(upstream: FakeUpstream, url: str, alice: str = "") -> Any:
+    carol = '    - {id: carol, key: "${CAROL_KEY}"}'
+    yaml = budget_yaml(upstream.url, url, alice=alice, keys=carol, configurations=SCOPED)
+    return running(yaml, {"CAROL_KEY": CAROL_KEY})
+
+
+def _as(gateway: RunningGateway, key: str, configuration: str) -> httpx.Response:
+    return httpx.post(
+        f"{gateway.url}/v1/chat/completions",
+        content=_chat(gateway, configuration),
+        headers={"authorization": f"Bearer {key}", "content-type": "application/json"},
+        timeout=10,
+    )
+
+
+def test_by_default_one_answer_is_shared_by_every_key(
+    upstream: FakeUpstream, sqlite_url: str
+) -> None:
+    with _scoped_gateway(upstream, sqlite_url) as gateway:
+        assert "x-gateway-cache" not in _as(gateway, TEST_KEY, "shared").headers
+        assert _as(gateway, CAROL_KEY, "shared").headers.get("x-gateway-cache") == "hit"
+        assert upstream.calls["small-model"] == 1
+
+
+def test_a_cache_scoped_to_the_key_never_answers_one_key_with_anothers_answer(
+    upstream: FakeUpstream, sqlite_url: str
+) -> None:
+    with _scoped_gateway(upstream, sqlite_url) as gateway:
+        assert "x-gateway-cache" not in _as(gateway, TEST_KEY, "private").headers
+        assert "x-gateway-cache" not in _as(gateway, CAROL_KEY, "private").headers
+        assert upstream.calls["small-model"] == 2
+        assert _as(gateway, TEST_KEY, "private").headers.get("x-gateway-cache") == "hit"
+        assert _as(gateway, CAROL_KEY, "private").headers.get("x-gateway-cache") == "hit"
+        assert upstream.calls["small-model"] == 2
+
+
+@pytest.mark.parametrize("backend", HTTP_BACKENDS)
+def test_a_hit_counts_as_a_request_and_a_key_past_its_request_budget_gets_no_cached_answer(
+    backend: str, upstream: FakeUpstream, tmp_path: Path
+) -> None:
+    with (
+        database(backend, tmp_path) as url,
+        _scoped_gateway(upstream, url, alice="budget: {daily: {requests: 2}}") as gateway,
+    ):
+        assert _as(gateway, TEST_KEY, "shared").status_code == 200
+        assert _as(gateway, TEST_KEY, "shared").headers.get("x-gateway-cache") == "hit"
+        refused = _as(gateway, TEST_KEY, "shared")
+        assert refused.status_code == 429
+        assert refused.json()["error"]["code"] == "budget_exceeded"
+        assert (
+            "key 'alice' daily requests budget of 2 requests" in refused.json()["error"]["message"]
+        )
+        assert _as(gateway, CAROL_KEY, "shared").headers.get("x-gateway-cache") == "hit"
+        assert upstream.calls["small-model"] == 1
+        used = counter(gateway, "key", "alice")
+        assert used is not None and used["requests"] == 2
+        third = [r for r in gateway.rows(expect=4) if r["api_key_id"] == "alice"][-1]
+        assert (third["http_status"], third["error_class"], third["cache_hit"]) == (
+            429,
+            "budget_exceeded",
+            0,
+        )
+
+
+def test_a_hit_costs_no_tokens_or_money_against_those_budgets(
+    upstream: FakeUpstream, sqlite_url: str
+) -> None:
+    alice = "budget: {daily: {tokens: 30, cost: 0.01}}"
+    with _scoped_gateway(upstream, sqlite_url, alice=alice) as gateway:
+        body = msgspec.json.encode({"model": "shared", "messages": MESSAGES, "max_tokens": 5})
+        answers = [_post(gateway, body) for _ in range(4)]
+        assert [a.status_code for a in answers] == [200] * 4
+        assert [a.headers.get("x-gateway-cache") for a in answers] == [None, "hit", "hit", "hit"]
+        used = counter(gateway, "key", "alice")
+        assert used is not None and (used["requests"], used["tokens"]) == (1, 12 + 7)
+        assert float(used["cost"]) == float(gateway.rows(expect=4)[0]["actual_cost"])

@@ -295,6 +295,8 @@ def test_explain_a_fixed_configuration_invents_nothing(gateway: RunningGateway) 
         "candidates": [],
         "rejected": [],
         "signalsUsed": [],
+        "decidedBy": None,
+        "outscoredBy": [],
     }
 
 

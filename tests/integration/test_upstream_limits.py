@@ -17,6 +17,7 @@ import pytest
 
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.gateway import TEST_KEY, RunningGateway, gateway_yaml
+from tests.support.openai_schema import assert_valid
 
 MiB = 1024 * 1024
 BODY_CAP = MiB
@@ -129,6 +130,7 @@ def test_a_stream_event_past_the_cap_ends_the_stream_with_an_error_event_and_no_
     events = _data(text)
     assert status == 200 and "[DONE]" not in events
     assert json.loads(events[0])["choices"][0]["delta"]["content"] == "Hello"
+    assert_valid(json.loads(events[-1]), "ErrorResponse")
     error = json.loads(events[-1])["error"]
     assert error["code"] == "invalid_upstream_response"
     assert str(EVENT_CAP) in error["message"]
@@ -157,6 +159,7 @@ def test_a_first_stream_event_past_the_cap_with_no_fallback_is_a_502(
     upstream.behave("small-model", oversize_bytes=4 * MiB, oversize_event_after=0)
     status, text = _raw_stream(gateway, "chat")
     assert status == 502
+    assert_valid(json.loads(text), "ErrorResponse")
     assert json.loads(text)["error"]["code"] == "invalid_upstream_response"
     assert upstream.calls["small-model"] == 1
     (row,) = gateway.rows(expect=1)

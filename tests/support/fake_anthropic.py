@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from aiohttp import web
 
-from tests.support.fake_shapes import Behavior, send_event, send_padding, words
+from tests.support.fake_shapes import Behavior, raw_failure, send_event, send_padding, words
 
 
 class AnthropicRoutes:
@@ -37,8 +38,11 @@ class AnthropicRoutes:
         model = str(body.get("model"))
         if not body.get("stream") and behavior.oversize_bytes:
             return await self._oversize(request, behavior.oversize_bytes)
+        forced = _forced_tool(body, behavior)
         if not body.get("stream"):
             content, stop_reason = _anthropic_content(behavior)
+            if forced is not None:  # as the API does: only the forced tool, no text
+                content, stop_reason = [_tool_use(forced, behavior.forced_input)], "tool_use"
             return web.json_response(
                 {
                     "id": "msg_fake",
@@ -51,7 +55,7 @@ class AnthropicRoutes:
                     "usage": usage,
                 }
             )
-        return await self._anthropic_stream(request, behavior, model, usage)
+        return await self._anthropic_stream(request, behavior, model, usage, forced)
 
     @staticmethod
     def _anthropic_failure(behavior: Behavior) -> web.Response | None:
@@ -59,6 +63,8 @@ class AnthropicRoutes:
         status = behavior.fail_statuses.pop(0) if behavior.fail_statuses else behavior.fail_always
         if status is None:
             return None
+        if behavior.error_raw is not None:
+            return raw_failure(behavior, status)
         headers = {"retry-after": behavior.retry_after} if behavior.retry_after else {}
         body = behavior.error_body or _anthropic_error(
             ANTHROPIC_ERROR_TYPES.get(status, "api_error"), f"fake failure {status}"
@@ -66,7 +72,12 @@ class AnthropicRoutes:
         return web.json_response(body, status=status, headers=headers)
 
     async def _anthropic_stream(
-        self, request: web.Request, behavior: Behavior, model: str, usage: dict[str, Any]
+        self,
+        request: web.Request,
+        behavior: Behavior,
+        model: str,
+        usage: dict[str, Any],
+        forced: str | None = None,
     ) -> web.StreamResponse:
         response = web.StreamResponse(headers={"content-type": "text/event-stream"})
         await response.prepare(request)
@@ -74,6 +85,8 @@ class AnthropicRoutes:
             await send_event(response, "error", _anthropic_error(*behavior.stream_error))
             await response.write_eof()
             return response
+        if behavior.inject_at == 0:
+            await response.write(behavior.inject)
         start = {**usage, "output_tokens": 1}
         message: dict[str, Any] = {
             "id": "msg_fake",
@@ -86,13 +99,9 @@ class AnthropicRoutes:
         }
         await send_event(response, "message_start", {"type": "message_start", "message": message})
         await send_event(response, "ping", {"type": "ping"})
-        pieces = behavior.stream_pieces or words(behavior.content)
-        if not await self._anthropic_text_block(request, response, behavior, pieces):
+        stop_reason = await self._anthropic_blocks(request, response, behavior, forced)
+        if stop_reason is None:
             return response
-        stop_reason = "end_turn"
-        if behavior.tool_call:
-            await _anthropic_tool_block(response, 1, behavior.tool_json_pieces)
-            stop_reason = "tool_use"
         # message_delta restates the final output count (and, as the API does now, input).
         final = {"output_tokens": behavior.completion_tokens}
         await send_event(
@@ -107,6 +116,27 @@ class AnthropicRoutes:
         await send_event(response, "message_stop", {"type": "message_stop"})
         await response.write_eof()
         return response
+
+    async def _anthropic_blocks(
+        self,
+        request: web.Request,
+        response: web.StreamResponse,
+        behavior: Behavior,
+        forced: str | None,
+    ) -> str | None:
+        """The content blocks and the stop reason; None when the stream was cut short."""
+        if forced is not None:  # only the forced tool's input, streamed in small pieces
+            text = json.dumps(behavior.forced_input)
+            pieces = [text[i : i + 8] for i in range(0, len(text), 8)]
+            await _anthropic_tool_block(response, 0, pieces, forced)
+            return "tool_use"
+        pieces = behavior.stream_pieces or words(behavior.content)
+        if not await self._anthropic_text_block(request, response, behavior, pieces):
+            return None
+        if behavior.tool_call:
+            await _anthropic_tool_block(response, 1, behavior.tool_json_pieces)
+            return "tool_use"
+        return "end_turn"
 
     async def _anthropic_text_block(
         self,
@@ -133,6 +163,8 @@ class AnthropicRoutes:
                 assert request.transport is not None
                 request.transport.abort()
                 return False
+            if index == behavior.inject_at and index > 0:
+                await response.write(behavior.inject)
             if behavior.stream_error_after is not None and index >= behavior.stream_error_after:
                 await send_event(response, "error", _anthropic_error(*behavior.stream_error))
                 await response.write_eof()
@@ -174,18 +206,33 @@ def _anthropic_header_check(request: web.Request) -> web.Response | None:
     return None
 
 
+def _forced_tool(body: dict[str, Any], behavior: Behavior) -> str | None:
+    """The tool the answer must be: the named one, or for ``any`` the last one listed
+    (unless the behaviour calls ``lookup``)."""
+    choice = body.get("tool_choice")
+    kind = choice.get("type") if isinstance(choice, dict) else None
+    if kind == "tool":
+        return str(choice["name"])
+    if kind == "any" and not behavior.tool_call and body.get("tools"):
+        return str(body["tools"][-1]["name"])
+    return None
+
+
+def _tool_use(name: str, data: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "tool_use", "id": "toolu_1", "name": name, "input": data}
+
+
 def _anthropic_content(behavior: Behavior) -> tuple[list[dict[str, Any]], str]:
     content: list[dict[str, Any]] = [{"type": "text", "text": behavior.content}]
     if not behavior.tool_call:
         return content, "end_turn"
-    tool = {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"q": "x"}}
-    return [*content, tool], "tool_use"
+    return [*content, _tool_use("lookup", {"q": "x"})], "tool_use"
 
 
 async def _anthropic_tool_block(
-    response: web.StreamResponse, index: int, json_pieces: list[str]
+    response: web.StreamResponse, index: int, json_pieces: list[str], name: str = "lookup"
 ) -> None:
-    block = {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}}
+    block = _tool_use(name, {})
     await send_event(
         response,
         "content_block_start",

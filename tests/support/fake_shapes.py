@@ -21,6 +21,8 @@ class Behavior:
     fail_always: int | None = None
     retry_after: str | None = None
     error_body: dict[str, Any] | None = None
+    error_raw: bytes | None = None  # a failure's body sent as is (compressed, HTML, ...)
+    error_headers: dict[str, str] = field(default_factory=dict)  # e.g. content-encoding
     stream_pieces: list[str] | None = None  # default: content split in words
     cut_after: int | None = None  # stream: drop the connection after N content chunks
     hang_seconds: float = 0.0  # sleep before answering anything (timeouts)
@@ -31,11 +33,16 @@ class Behavior:
     # stream, after ``oversize_event_after`` content chunks, one event this long.
     oversize_bytes: int = 0
     oversize_event_after: int = 0
+    inject: bytes = b""  # stream: raw SSE bytes written before content piece `inject_at`
+    inject_at: int | None = None  # 0: before the very first event
+    gzip_stream: bool = False  # stream: compressed, whatever the request's accept-encoding
     # Anthropic only: cache writes, the streamed tool input, in-stream error events.
     cache_write_tokens: int = 0
     tool_json_pieces: list[str] = field(default_factory=lambda: ['{"q": ', '"x"}'])
     stream_error_after: int | None = None  # an error event after N text deltas (0: first)
     stream_error: tuple[str, str] = ("overloaded_error", "Overloaded")
+    # Anthropic only: the input of a tool the request forces (tool_choice type "tool").
+    forced_input: dict[str, Any] = field(default_factory=lambda: {"q": "x"})
 
 
 @dataclass
@@ -44,6 +51,14 @@ class Received:
     headers: dict[str, str]
     body: dict[str, Any]
     query: dict[str, str]
+
+
+def raw_failure(behavior: Behavior, status: int) -> web.Response:
+    """A failure answered with ``error_raw`` and ``error_headers`` exactly as given."""
+    headers = {"content-type": "application/json", **behavior.error_headers}
+    if behavior.retry_after:
+        headers["retry-after"] = behavior.retry_after
+    return web.Response(body=behavior.error_raw, status=status, headers=headers)
 
 
 def usage_of(behavior: Behavior) -> dict[str, Any]:

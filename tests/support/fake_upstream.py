@@ -18,6 +18,7 @@ from tests.support.fake_anthropic import AnthropicRoutes
 from tests.support.fake_shapes import (
     Behavior,
     Received,
+    raw_failure,
     send_data,
     send_padding,
     usage_of,
@@ -91,6 +92,8 @@ class FakeUpstream(AnthropicRoutes):
         status = behavior.fail_statuses.pop(0) if behavior.fail_statuses else behavior.fail_always
         if status is None:
             return None
+        if behavior.error_raw is not None:
+            return raw_failure(behavior, status)
         headers = {"retry-after": behavior.retry_after} if behavior.retry_after else {}
         body = behavior.error_body or {
             "error": {"message": f"fake failure {status}", "type": "server_error", "code": None}
@@ -193,6 +196,8 @@ class FakeUpstream(AnthropicRoutes):
         chat: bool,
     ) -> web.StreamResponse:
         response = web.StreamResponse(headers={"content-type": "text/event-stream"})
+        if behavior.gzip_stream:
+            response.enable_compression(web.ContentCoding.gzip)
         await response.prepare(request)
         pieces = behavior.stream_pieces or words(behavior.content)
         base = {"id": "chatcmpl-fake", "created": int(time.time()), "model": model}
@@ -206,6 +211,8 @@ class FakeUpstream(AnthropicRoutes):
                 assert request.transport is not None
                 request.transport.abort()  # a cut mid-stream: no terminating chunk
                 return response
+            if index == behavior.inject_at:
+                await response.write(behavior.inject)
             choice: dict[str, Any] = (
                 {"index": 0, "delta": {"content": piece}, "finish_reason": None}
                 if chat

@@ -9,6 +9,7 @@ import openai
 from sqlalchemy import select
 
 from gateway.api.app import create_app
+from gateway.api.serving import uvicorn_options
 from gateway.config.loader import load_config_text
 from gateway.db.migrate import upgrade
 from gateway.db.tables import telemetry, usage_daily
@@ -33,7 +34,7 @@ class RunningGateway:
         self.config = load_config_text(yaml_text, {**ENVIRON, **(environ or {})})
         upgrade(self.config.database.url)
         self.app = create_app(self.config, counter=counter)
-        self.server = UvicornServer(self.app)
+        self.server = UvicornServer(self.app, options=uvicorn_options(self.config.server))
         self.url = self.server.url
         self.runtime: Runtime = self.app.state.runtime
 

@@ -48,11 +48,17 @@ class LoopThread:
 class UvicornServer:
     """Serve an ASGI app on 127.0.0.1 with an OS-chosen port."""
 
-    def __init__(self, app: Any, name: str = "gateway") -> None:
+    def __init__(
+        self, app: Any, name: str = "gateway", options: dict[str, Any] | None = None
+    ) -> None:
+        """``options``: extra ``uvicorn.Config`` arguments (the gateway's come from
+        ``gateway.api.serving.uvicorn_options``, as ``gateway serve`` uses them)."""
         self._sock = loopback_socket()
         self.port: int = self._sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+        config = uvicorn.Config(
+            app, log_level="warning", access_log=False, lifespan="on", **(options or {})
+        )
         self.server = uvicorn.Server(config)
         self.thread = LoopThread(f"{name}-loop")
         self._serving: Future[None] = asyncio.run_coroutine_threadsafe(

@@ -10,6 +10,7 @@ import msgspec
 
 from gateway.budgets.figures import (
     DEFAULT_MAX_OUTPUT_TOKENS,
+    MAX_HELD_COST,
     NOTHING,
     Amounts,
     actual_amounts,
@@ -160,3 +161,26 @@ def test_a_refusal_says_when_the_prompt_was_held_at_its_upper_bound() -> None:
         _line(requests=1), held, Amounts(1, 0, Decimal(0)), NOW, prompt_upper_bound=True
     )
     assert "upper bound" not in by_requests.message  # the prompt's size is not what refused
+
+
+def test_a_null_max_completion_tokens_leaves_max_tokens_bounding_the_hold() -> None:
+    request = _request(max_completion_tokens=None, max_tokens=100_000)
+    prompt = _prompt_only(request)
+    assert worst_case(request, PRICED, prompt).tokens == prompt + 100_000
+
+
+def test_best_of_on_completions_holds_every_generated_choice() -> None:
+    request = _request(Endpoint.COMPLETIONS, prompt="p" * 40, max_tokens=50, n=2, best_of=5)
+    prompt = count_request_tokens(COUNTER, request.body, "completion", "small-model")
+    assert worst_case(request, PRICED, prompt).tokens == prompt + 250
+
+
+def test_a_worst_case_dearer_than_a_counter_holds_is_held_at_the_column_limit() -> None:
+    dear = Model(
+        id="dear",
+        provider="p",
+        name="dear",
+        price=Price(input=Decimal("1000"), output=Decimal("1000")),
+    )
+    request = _request(max_tokens=2**31 - 1, n=128)
+    assert worst_case(request, dear, _prompt_only(request)).cost == MAX_HELD_COST

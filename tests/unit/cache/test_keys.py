@@ -29,6 +29,16 @@ def test_the_configuration_is_part_of_the_key() -> None:
     assert _key(BODY, "chat") != _key(BODY, "other")
 
 
+def test_a_key_scoped_cache_keeps_one_answer_per_calling_key() -> None:
+    request = parse_inbound(Endpoint.CHAT, BODY)
+    alice, bob = cache_key("chat", request, "alice"), cache_key("chat", request, "bob")
+    assert alice != bob
+    assert cache_key("chat", request, "alice") == alice
+    shared = cache_key("chat", request)
+    assert shared not in (alice, bob)
+    assert cache_key("chat", request, "") != shared  # no key is a scope of its own
+
+
 def test_the_key_is_a_hex_sha256() -> None:
     key = _key(BODY)
     assert len(key) == 64 and int(key, 16) >= 0

@@ -87,7 +87,9 @@ def test_two_keys_with_the_same_hash_are_an_error_naming_paths_only() -> None:
 def test_key_configurations_must_exist() -> None:
     problems = problems_of(auth("  keys: [{id: a, key: k, configurations: [chat, nope]}]\n"))
 
-    assert problems == ["auth.keys[0].configurations[1]: unknown configuration 'nope'"]
+    assert problems == [
+        "auth.keys[0].configurations[1]: unknown configuration 'nope' (valid: chat)"
+    ]
 
 
 def test_key_restricted_to_configurations_keeps_them() -> None:

@@ -96,7 +96,7 @@ def test_environment_value_is_never_quoted_in_an_error() -> None:
         "providers[0].adapter: unknown adapter (value from the environment) (expected one of "
         "openai, azure_openai, anthropic, ollama, openrouter, groq, together, mistral, custom, "
         "echo)",
-        "configurations[0].model: unknown model (value from the environment)",
+        "configurations[0].model: unknown model (value from the environment) (no model is defined)",
     ]
     assert not any("topsecret" in p for p in problems)
 

@@ -9,7 +9,7 @@ import pytest
 from gateway.config.errors import ConfigError
 from gateway.config.loader import check_config, load_config
 
-from .support import MINIMAL
+from .support import MINIMAL, load
 
 
 def test_load_config_reads_a_file(tmp_path: Path) -> None:
@@ -63,3 +63,18 @@ def test_config_error_text_lists_all_problems() -> None:
 
     assert error.problems == ["a.b: one", "c[0]: two"]
     assert str(error) == "invalid configuration (2 problems):\n  a.b: one\n  c[0]: two"
+
+
+def test_an_empty_top_level_section_means_its_defaults() -> None:
+    config = load(
+        """
+        server:
+        auth:
+          # nothing but a comment: YAML reads the section as null
+        providers: [{id: demo, adapter: echo}]
+        models: [{id: m1, provider: demo}]
+        """
+    )
+
+    assert config.server.port == 4000
+    assert config.auth.keys == () and config.auth.allow_unauthenticated is False

@@ -8,6 +8,17 @@ from gateway.domain.model import Configuration
 
 from .support import MINIMAL, load, problems_of, with_minimal
 
+MODEL_IDS = (
+    "llama-3-70b",
+    "gpt-4o",
+    "claude-3-haiku",
+    "gpt-4o-mini",
+    "mistral-large",
+    "gpt-4.1-mini",
+    "text-embedding-3-small",
+    "o3-mini",
+)
+
 
 def test_duplicate_provider_id_is_an_error() -> None:
     problems = problems_of("providers: [{id: p, adapter: echo}, {id: p, adapter: echo}]")
@@ -67,7 +78,7 @@ def test_duplicate_model_id_is_an_error() -> None:
 
 def test_model_naming_a_missing_provider_is_an_error() -> None:
     assert problems_of("models: [{id: m, provider: ghost}]") == [
-        "models[0].provider: unknown provider 'ghost'"
+        "models[0].provider: unknown provider 'ghost' (no provider is defined)"
     ]
 
 
@@ -85,7 +96,10 @@ def test_duplicate_configuration_id_is_an_error() -> None:
     ("entry", "problem"),
     [
         ("{id: c, mode: fixed}", "configurations[0].model: required when mode is 'fixed'"),
-        ("{id: c, mode: fixed, model: ghost}", "configurations[0].model: unknown model 'ghost'"),
+        (
+            "{id: c, mode: fixed, model: ghost}",
+            "configurations[0].model: unknown model 'ghost' (valid: m1)",
+        ),
         (
             "{id: c, mode: fixed, model: m1, criteria: {capabilities: [chat]}}",
             "configurations[0].criteria: not allowed when mode is 'fixed'",
@@ -111,7 +125,32 @@ def test_fallback_naming_a_missing_configuration_is_an_error() -> None:
         )
     )
 
-    assert problems == ["configurations[1].fallback[1]: unknown configuration 'x'"]
+    assert problems == ["configurations[1].fallback[1]: unknown configuration 'x' (valid: a, b)"]
+
+
+def test_an_unknown_reference_lists_the_closest_valid_ids() -> None:
+    models = "".join(f"  - {{id: {name}, provider: demo}}\n" for name in MODEL_IDS)
+    problems = problems_of(
+        MINIMAL.replace("  - {id: m1, provider: demo}\n", models)
+        + "configurations: [{id: c, mode: fixed, model: gpt-4o-mnii}]\n"
+    )
+
+    (problem,) = problems
+    assert problem.startswith("configurations[0].model: unknown model 'gpt-4o-mnii' (valid: ")
+    shown = problem.split("(valid: ")[1].rstrip(")").split(", ")
+    assert shown[0] == "gpt-4o-mini"  # the closest first
+    assert len(shown) == 6 and shown[-1] == "…"  # five of the eight, then an ellipsis
+    assert "gpt-4o" in shown and "llama-3-70b" not in shown
+
+
+def test_an_environment_value_is_not_compared_with_the_valid_ids() -> None:
+    problems = problems_of(
+        with_minimal('configurations: [{id: c, mode: fixed, model: "${MODEL}"}]'), {"MODEL": "m2"}
+    )
+
+    assert problems == [
+        "configurations[0].model: unknown model (value from the environment) (valid: m1)"
+    ]
 
 
 def test_fallback_to_itself_is_an_error() -> None:
@@ -195,7 +234,7 @@ configurations: [{id: m1, mode: criteria, criteria: {capabilities: [chat]}}]
 def test_models_are_not_configurations_without_expose_models() -> None:
     assert problems_of(
         with_minimal("configurations: [{id: a, mode: criteria, fallback: [m1]}]")
-    ) == ["configurations[0].fallback[0]: unknown configuration 'm1'"]
+    ) == ["configurations[0].fallback[0]: unknown configuration 'm1' (valid: a)"]
 
 
 def test_fallback_may_name_an_exposed_model() -> None:

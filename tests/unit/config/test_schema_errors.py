@@ -253,7 +253,7 @@ health: {windowSeconds: 0}
     )
 
     assert sorted(problems) == [
-        "configurations[0].model: unknown model 'ghost'",
+        "configurations[0].model: unknown model 'ghost' (valid: m1)",
         "health.windowSeconds: must be >= 1",
         "routing.listPriceCeiling: must be > 0",
     ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ import gateway.db.tables  # noqa: F401  (registers the tables)
 from gateway.db import migrate
 from gateway.db.base import metadata
 from gateway.db.engine import create_engine
+from gateway.db.tables import eval_results
 from tests.unit.db.scratch import BACKENDS, scratch_database
 
 CONTRACT_COLUMNS = {
@@ -167,3 +169,28 @@ def test_the_revision_chain_starts_at_the_initial_migration() -> None:
     chain = [script.revision for script in scripts.walk_revisions()]
     assert chain[0] == migrate.head_revision()
     assert chain[-1] == "0001"
+
+
+async def test_the_eval_natural_key_migration_keeps_one_row_per_run(empty_url: str) -> None:
+    migrate.upgrade(empty_url, "0002")
+    run = {
+        "set_id": "math",
+        "provider": "p",
+        "model": "m",
+        "grader": "deterministic",
+        "prompt_count": 4,
+        "passed_count": 2,
+        "mean_score": 0.5,
+        "run_at": datetime(2026, 11, 1, tzinfo=UTC),
+    }
+    engine = create_engine(empty_url)
+    try:
+        async with engine.begin() as connection:  # imported twice before the key existed
+            await connection.execute(eval_results.insert(), [run, run, {**run, "set_id": "code"}])
+        migrate.upgrade(empty_url)
+        async with engine.connect() as connection:
+            count = await connection.execute(text("SELECT count(*) FROM eval_results"))
+            assert count.scalar_one() == 2
+    finally:
+        await engine.dispose()
+    assert "uq_eval_results_run" in (await _inspect(empty_url, _schema))["indexes"]

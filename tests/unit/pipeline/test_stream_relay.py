@@ -16,6 +16,8 @@ from gateway.domain.model import AdapterType, Configuration, Model, Provider
 from gateway.inbound import Endpoint, parse_inbound
 from gateway.pipeline.context import CallContext, Target
 from gateway.pipeline.stream import StreamRelay
+from gateway.pipeline.stream_open import OpenedStream, counting_tracker
+from gateway.streaming.sse import SSEDecoder
 from gateway.usage.tokens import TiktokenCounter
 
 WORDS = ["the", "gateway", "relays", "every", "event", "of", "a", "long", "answer", "and"]
@@ -55,10 +57,11 @@ def _relay(counter: TiktokenCounter, finished: list[CallContext]) -> StreamRelay
     async def finish(ended: CallContext) -> None:
         finished.append(ended)
 
-    return StreamRelay(ctx, target, _upstream(), counter, finish, max_event_bytes=1 << 20)
+    opened = OpenedStream(_upstream(), SSEDecoder(1 << 20), counting_tracker(counter, "gpt-4o"), [])
+    return StreamRelay(ctx, target, opened, counter, finish)
 
 
-@pytest.mark.usefixtures("shared_encodings")
+@pytest.mark.usefixtures("tiktoken_encodings")
 async def test_a_multi_megabyte_stream_is_estimated_without_keeping_its_text() -> None:
     counter = TiktokenCounter(["o200k_base"])
     counter.warm()

@@ -75,3 +75,10 @@ def test_circuit_probe_without_verdict_does_not_wedge_it() -> None:
     assert breakers.try_acquire("p1", 130.0)
     assert not breakers.try_acquire("p1", 159.0)
     assert breakers.try_acquire("p1", 160.0)  # the lost probe's slot is released after a cooldown
+
+
+def test_record_failure_says_when_it_opened_the_circuit() -> None:
+    breakers = CircuitBreakers(failure_threshold=3, cooldown_seconds=30.0)
+    assert [breakers.record_failure("p1", 100.0) for _ in range(4)] == [False, False, True, False]
+    assert breakers.try_acquire("p1", 130.0)  # the half-open probe
+    assert breakers.record_failure("p1", 131.0) is True  # it failed: open again

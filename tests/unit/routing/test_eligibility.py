@@ -1,4 +1,5 @@
 from collections.abc import Sequence
+from dataclasses import replace
 from decimal import Decimal
 
 from gateway.domain.model import (
@@ -161,6 +162,19 @@ def test_observe_mode_refuses_nothing_but_warns() -> None:
     assert len(by_id["embedder"].warnings) == 1
     assert by_id["embedder"].warnings[0].startswith("OPERATION_CAPABILITY_MISSING")
     assert "chat" in by_id["embedder"].warnings[0]
+
+
+def test_a_configuration_overrides_the_routing_enforcement_both_ways() -> None:
+    embedder = model("embedder", caps=[Capability.EMBEDDINGS])
+    required = frozenset({Capability.CHAT})
+    lenient = replace(config(), operation_capability_enforcement="observe")
+    decision = decide(lenient, Operation.CHAT, required, snapshot([embedder]))
+    assert decision.rejected == () and decision.selected == embedder
+
+    strict = replace(config(), operation_capability_enforcement="enforce")
+    observing = RoutingSettings(operation_capability_enforcement="observe")
+    decision = decide(strict, Operation.CHAT, required, snapshot([embedder], routing=observing))
+    assert [r.reason for r in decision.rejected] == [R.OPERATION_CAPABILITY_MISSING]
 
 
 def test_observe_mode_still_enforces_criteria() -> None:

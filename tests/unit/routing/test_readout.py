@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -18,7 +19,17 @@ from gateway.routing.decision import Decision
 from gateway.routing.ranker import decide
 from gateway.routing.readout import explain, explain_fixed, render_table
 
-from .builders import CHAT, config, figures, history, model, price, snapshot, with_history
+from .builders import (
+    CHAT,
+    config,
+    figures,
+    history,
+    model,
+    price,
+    provider,
+    snapshot,
+    with_history,
+)
 
 CHAT_CRITERIA = Criteria(capabilities=frozenset({Capability.CHAT}), prefer_lowest_cost=True)
 
@@ -68,6 +79,8 @@ def test_readout_reproduces_the_spec_example() -> None:
             }
         ],
         "signalsUsed": ["health", "latency", "callCost"],
+        "decidedBy": "score",
+        "outscoredBy": [],
     }
     assert top == {
         "rank": 1,
@@ -174,6 +187,8 @@ def test_explain_fixed_invents_nothing() -> None:
         "candidates": [],
         "rejected": [],
         "signalsUsed": [],
+        "decidedBy": None,
+        "outscoredBy": [],
     }
 
 
@@ -220,3 +235,57 @@ def test_table_shows_a_fraction_of_a_cent_without_losing_it() -> None:
     )
     table = render_table(explain(decide(config(), Operation.CHAT, CHAT, snap)))
     assert "6 calls, 12.5 ms, $0.000003400 over 6" in table
+
+
+def _two(
+    a: dict[str, Any] | None = None,
+    b: dict[str, Any] | None = None,
+    *,
+    priorities: tuple[int, int] = (50, 50),
+    health: tuple[float, float] = (0.5, 0.5),
+    criteria: Criteria | None = None,
+) -> dict[str, Any]:
+    """The balanced readout between model a on provider pa and model b on pb."""
+    snap = snapshot(
+        [model("a", "pa", **(a or {})), model("b", "pb", **(b or {}))],
+        providers=[provider("pa", priority=priorities[0]), provider("pb", priority=priorities[1])],
+        routing=RoutingSettings(policy_mode=PolicyMode.BALANCED),
+        health={"pa": health[0], "pb": health[1]},
+    )
+    return explain(decide(config(criteria=criteria), Operation.CHAT, CHAT, snap))
+
+
+def test_readout_says_when_provider_priority_decided_over_a_higher_score() -> None:
+    readout = _two(priorities=(60, 50), health=(0.2, 0.9))
+    assert readout["selected"] == {"model": "a", "provider": "pa"}
+    assert readout["decidedBy"] == "priority"
+    (rival,) = readout["outscoredBy"]
+    assert (rival["model"], rival["provider"], rival["priority"]) == ("b", "pb", 50)
+    assert rival["score"] > readout["candidates"][0]["score"]
+    table = render_table(readout)
+    assert "decided by: provider priority" in table
+    assert "note: priority decided over score: b (pb, priority 50) scores 0.9" in table
+
+
+def test_readout_names_what_separated_the_first_two() -> None:
+    assert _two(health=(0.9, 0.2))["decidedBy"] == "score"
+    assert _two()["decidedBy"] == "order"
+    assert _two(b={"default": True})["decidedBy"] == "default"
+    # Both list prices are above the ceiling: each scores 0 on cost, so the tiebreak decides.
+    cheap_b = Criteria(prefer_lowest_cost=True)
+    readout = _two({"price": price("2", "2")}, {"price": price("1", "1")}, criteria=cheap_b)
+    assert (readout["decidedBy"], readout["selected"]) == ("cost", {"model": "b", "provider": "pb"})
+    higher_priority_wins_on_score = _two(priorities=(60, 50), health=(0.9, 0.2))
+    assert higher_priority_wins_on_score["decidedBy"] == "priority"
+    assert higher_priority_wins_on_score["outscoredBy"] == []
+    assert "note:" not in render_table(higher_priority_wins_on_score)
+
+
+def test_readout_decided_by_a_sole_candidate_or_nothing() -> None:
+    sole = explain(decide(config(), Operation.CHAT, CHAT, snapshot([model("a")])))
+    assert sole["decidedBy"] == "onlyCandidate"
+    assert "decided by: the only eligible candidate" in render_table(sole)
+    refused = explain(
+        decide(config(), Operation.CHAT, CHAT, snapshot([model("e", caps=[Capability.EMBEDDINGS])]))
+    )
+    assert refused["decidedBy"] is None and refused["outscoredBy"] == []

@@ -46,10 +46,11 @@ async def test_caller_faults_and_cache_hits_are_left_out(engine: AsyncEngine) ->
             make_record(cache_hit=True),
             _failed("upstream_429"),  # the provider's fault: counts
             _failed("upstream_timeout"),
+            _failed("upstream_auth"),  # the gateway's key refused: the provider is unusable
         ],
     )
     sample = (await read_health(engine, WINDOW, NOW))["openai-main"]
-    assert (sample.samples, sample.successes) == (3, 1)
+    assert (sample.samples, sample.successes) == (4, 1)
 
 
 async def test_a_run_rescued_by_a_fallback_is_a_failure_of_the_first_provider(

@@ -11,7 +11,12 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.db.tables import eval_results
-from gateway.signals.quality import import_eval_results, parse_eval_line, read_quality
+from gateway.signals.quality import (
+    EvalImportError,
+    import_eval_results,
+    parse_eval_line,
+    read_quality,
+)
 from tests.unit.telemetry.factory import NOW
 
 
@@ -44,7 +49,7 @@ async def test_quality_is_the_mean_over_sets_of_each_sets_latest_score(
         _line(set_id="code", mean_score=1.0, run_at="2026-10-01T00:00:00+02:00"),
         _line(model="other", mean_score=0.5),
     ]
-    assert await import_eval_results(engine, lines) == 4
+    assert (await import_eval_results(engine, lines)).inserted == 4
     quality = await read_quality(engine)
     assert quality[("openai-main", "gpt-4o-mini")] == pytest.approx(0.8)
     assert quality[("openai-main", "other")] == pytest.approx(0.5)
@@ -67,6 +72,47 @@ async def test_an_invalid_line_names_its_number_and_nothing_is_imported(
     with pytest.raises(ValueError, match=r"^line 3: mean_score must be a number between 0 and 1"):
         await import_eval_results(engine, lines)
     assert await _eval_rows(engine) == 0
+
+
+async def test_every_invalid_line_is_reported_not_just_the_first(engine: AsyncEngine) -> None:
+    lines = [_line(), "{oops", _line(), _line(passed_count=99), "", _line(grader="")]
+    with pytest.raises(EvalImportError) as raised:
+        await import_eval_results(engine, lines)
+    assert [p.split(":")[0] for p in raised.value.problems] == ["line 2", "line 4", "line 6"]
+    assert "not valid JSON" in raised.value.problems[0]
+    assert await _eval_rows(engine) == 0
+
+
+async def test_importing_the_same_results_again_adds_nothing(engine: AsyncEngine) -> None:
+    lines = [_line(), _line(set_id="code"), _line(grader="llm-judge")]
+    first = await import_eval_results(engine, lines)
+    assert (first.inserted, first.already_there) == (3, 0)
+    again = await import_eval_results(engine, [*lines, _line(run_at="2026-11-02T00:00:00Z")])
+    assert (again.inserted, again.already_there) == (1, 3)
+    assert await _eval_rows(engine) == 4
+    # The same instant in another offset is the same run.
+    shifted = await import_eval_results(engine, [_line(run_at="2026-11-01T01:00:00+01:00")])
+    assert (shifted.inserted, shifted.already_there) == (0, 1)
+
+
+async def test_a_line_without_run_at_is_counted_as_undated(engine: AsyncEngine) -> None:
+    row = json.loads(_line())
+    del row["run_at"]
+    done = await import_eval_results(engine, [json.dumps(row), _line()], clock=lambda: NOW)
+    assert (done.inserted, done.undated) == (2, 1)
+
+
+async def test_ids_the_config_does_not_know_are_imported_with_a_warning(
+    engine: AsyncEngine,
+) -> None:
+    known = {"openai-main": {"gpt-4o-mini"}}
+    lines = [_line(), _line(provider="nobody"), _line(model="gpt-5-typo")]
+    done = await import_eval_results(engine, lines, known=known)
+    assert done.inserted == 3
+    assert done.warnings == [
+        "line 2: provider 'nobody' is not in the config",
+        "line 3: provider 'openai-main' has no model 'gpt-5-typo' in the config",
+    ]
 
 
 async def test_grader_defaults_to_deterministic_and_run_at_to_now(engine: AsyncEngine) -> None:

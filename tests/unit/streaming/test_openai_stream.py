@@ -153,12 +153,18 @@ def test_sse_event_named_error_is_an_error_even_if_not_json() -> None:
     assert tracker.error == "upstream exploded"
 
 
-def test_garbage_data_is_opaque_not_a_crash() -> None:
+def test_data_that_is_not_a_json_object_is_invalid_not_a_crash() -> None:
     tracker = StreamUsageTracker()
-    for data in ["not json", "{", "[1,2]", "42", "null", '"[DONE]"', ""]:
+    deep = "[" * 5000 + "]" * 5000  # deeper than the JSON decoder recurses
+    for data in ["not json", "{", "[1,2]", "42", "null", '"[DONE]"', "", "<html>", deep]:
         observation = tracker.observe(data)
-        assert observation == Observation()
-    assert tracker.usage is None and not tracker.done
+        assert observation == Observation(invalid=True)
+    assert tracker.usage is None and not tracker.done and tracker.error is None
+
+
+def test_an_object_of_an_unexpected_shape_is_opaque_not_invalid() -> None:
+    observation = StreamUsageTracker().observe('{"something": "else"}')
+    assert not observation.invalid and not observation.error
 
 
 def test_wrongly_typed_fields_are_ignored() -> None:

@@ -9,7 +9,6 @@ from gateway.streaming.sse import (
     RawEvent,
     SSEDecoder,
     SSEEvent,
-    block_end,
     encode_event,
 )
 
@@ -235,20 +234,3 @@ def test_events_up_to_the_cap_pass_and_many_small_ones_never_add_up() -> None:
     assert len(event) == 64
     for _ in range(100):
         assert decoder.feed(event) == [SSEEvent(None, "z" * 56)]
-
-
-@pytest.mark.parametrize(
-    ("data", "end"),
-    [
-        (b"data: a\n\n", 9),
-        (b"data: a\r\n\r\nmore", 11),
-        (b"data: a\r\rx", 9),
-        (b"data: a\n\r\n", 10),
-        (b": ping\n\ndata: b\n\n", 8),
-        (b"data: a\r\n", -1),
-        (b"data: a\ndata: b\n", -1),
-        (b"data: a", -1),
-    ],
-)
-def test_block_end_finds_the_end_of_the_first_block(data: bytes, end: int) -> None:
-    assert block_end(data) == end

@@ -13,6 +13,8 @@ from gateway.upstream.anthropic_translate import (
     from_messages_response,
     usage_from_anthropic,
 )
+from gateway.upstream.error_body import ErrorBody, read_error_body
+from tests.support.openai_schema import assert_valid
 
 MODEL = "claude-sonnet-4-5"
 
@@ -122,8 +124,9 @@ def test_response_prompt_tokens_include_cache_tokens() -> None:
 # --- errors --------------------------------------------------------------------------------
 
 
-def anthropic_error(kind: str, message: str) -> bytes:
-    return json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
+def anthropic_error(kind: str, message: str) -> ErrorBody:
+    raw = json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
+    return read_error_body(raw, "application/json", None, None)
 
 
 @pytest.mark.parametrize(
@@ -148,15 +151,34 @@ def test_anthropic_error_maps_to_openai_envelope(status: int, kind: str, openai_
 
 
 def test_unparseable_error_body_gets_a_generic_message() -> None:
-    client_status, envelope = map_error(502, b"<html>Bad Gateway</html>")
+    page = read_error_body(b"<html><script>x()</script>Bad Gateway</html>", "text/html", None, None)
+    client_status, envelope = map_error(502, page)
     assert client_status == 502
     assert envelope["error"]["type"] == "api_error"
     assert envelope["error"]["code"] == "upstream_error"
-    assert "502" in envelope["error"]["message"]
-    assert "html" not in envelope["error"]["message"]
+    assert "502" in envelope["error"]["message"] and "non-JSON" in envelope["error"]["message"]
+    assert "<" not in envelope["error"]["message"]
+    assert "script" not in envelope["error"]["message"]
+
+
+def test_an_openai_shaped_body_from_before_anthropic_keeps_its_envelope() -> None:
+    raw = b'{"error": {"message": "blocked by the proxy", "type": "invalid_request_error"}}'
+    client_status, envelope = map_error(400, read_error_body(raw, "application/json", None, None))
+    assert client_status == 400
+    assert envelope["error"]["message"] == "blocked by the proxy"
 
 
 def test_error_body_on_success_status_takes_status_from_its_type() -> None:
     client_status, envelope = map_error(200, anthropic_error("rate_limit_error", "slow down"))
     assert client_status == 429
     assert envelope["error"]["type"] == "rate_limit_error"
+
+
+@pytest.mark.parametrize(
+    "stop_reason", ["end_turn", "max_tokens", "tool_use", "refusal", "stop_sequence"]
+)
+def test_translated_answers_conform_to_openais_schema(stop_reason: str) -> None:
+    tool = {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {"a": 1}}
+    for content in ([text("Hi")], [tool], [text("Let me see."), tool], []):
+        out = from_messages_response(anthropic_message(content, stop_reason), created=1)
+        assert_valid(out, "CreateChatCompletionResponse")

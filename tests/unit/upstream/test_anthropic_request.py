@@ -267,11 +267,12 @@ def test_sampling_stream_and_user_pass_through() -> None:
     assert out["metadata"] == {"user_id": "u-42"}
 
 
-def test_openai_only_fields_are_dropped() -> None:
+def test_openai_only_fields_at_their_defaults_are_dropped() -> None:
     out = translate(
-        presence_penalty=0.5,
-        frequency_penalty=0.1,
-        logit_bias={"1": 2},
+        presence_penalty=0,
+        frequency_penalty=0.0,
+        logit_bias={},
+        logprobs=False,
         stream_options={"include_usage": True},
         n=1,
     )

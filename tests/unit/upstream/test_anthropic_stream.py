@@ -6,6 +6,7 @@ from typing import Any
 
 from gateway.domain.usage import Usage
 from gateway.upstream.anthropic_stream import StreamTranslator
+from tests.support.openai_schema import assert_valid
 
 MODEL = "claude-sonnet-4-5"
 
@@ -255,3 +256,11 @@ def test_error_event_sets_openai_error_envelope() -> None:
     assert translator.error_status == 529
     assert not translator.done
     assert len(chunks) == 1
+
+
+def test_translated_chunks_and_the_usage_chunk_conform_to_openais_schema() -> None:
+    for stream in (TEXT_STREAM, TOOL_STREAM):
+        translator, chunks = run(stream)
+        assert chunks
+        for chunk in [*chunks, translator.usage_chunk()]:
+            assert_valid(chunk, "CreateChatCompletionStreamResponse")

@@ -60,7 +60,7 @@ async def test_a_large_prompt_is_counted_once_in_a_counting_thread() -> None:
     assert len(counter.counted) == 2
 
 
-async def test_each_encoding_is_counted_once(shared_encodings: Path) -> None:
+async def test_each_encoding_is_counted_once(tiktoken_encodings: Path) -> None:
     counter = WatchedCounter(inner=TiktokenCounter())
     request = _chat("Bonjour, où est la gare ? " * 1_000)
     for model in ("gpt-4o", "gpt-4o-mini", "gpt-4", "gpt-3.5-turbo", "o3-mini"):
@@ -74,7 +74,7 @@ async def test_each_encoding_is_counted_once(shared_encodings: Path) -> None:
     )
 
 
-def test_past_the_exact_size_the_rest_counts_by_its_utf8_size(shared_encodings: Path) -> None:
+def test_past_the_exact_size_the_rest_counts_by_its_utf8_size(tiktoken_encodings: Path) -> None:
     counter = TiktokenCounter()
     text = "Voilà une très longue réponse, avec des accents. " * 400
     exact = counter.count_text(text, "gpt-4o")
@@ -86,7 +86,7 @@ def test_past_the_exact_size_the_rest_counts_by_its_utf8_size(shared_encodings: 
     assert count_text_bounded(counter, text, "gpt-4o") == TokenCount(exact)  # under 1 MiB
 
 
-def test_a_prompt_past_the_exact_size_is_an_upper_bound(shared_encodings: Path) -> None:
+def test_a_prompt_past_the_exact_size_is_an_upper_bound(tiktoken_encodings: Path) -> None:
     counter = TiktokenCounter()
     request = _chat("数据 " * 10_000)
     exact = count_request_tokens(counter, request.body, "chat", "gpt-4o")
@@ -97,7 +97,7 @@ def test_a_prompt_past_the_exact_size_is_an_upper_bound(shared_encodings: Path) 
     assert prompt_upper_bound(request).upper_bound
 
 
-def test_an_exact_count_below_the_bound_is_not_marked(shared_encodings: Path) -> None:
+def test_an_exact_count_below_the_bound_is_not_marked(tiktoken_encodings: Path) -> None:
     bounded = count_prompt_bounded(TiktokenCounter(), _chat("short"), "gpt-4o")
     assert not bounded.upper_bound
 

@@ -75,7 +75,7 @@ def _pieces(text: str, seed: int) -> list[str]:
 
 
 @pytest.fixture(params=["cl100k_base", "o200k_base"])
-def encoding(request: pytest.FixtureRequest, shared_encodings: Path) -> tiktoken.Encoding:
+def encoding(request: pytest.FixtureRequest, tiktoken_encodings: Path) -> tiktoken.Encoding:
     return tiktoken.get_encoding(request.param)
 
 

@@ -50,13 +50,13 @@ class _WordCounter:
         return len(text.split())
 
 
-def test_hello_world_is_two_tokens_in_cl100k(shared_encodings: Path) -> None:
+def test_hello_world_is_two_tokens_in_cl100k(tiktoken_encodings: Path) -> None:
     counter = TiktokenCounter()
     assert counter.count_text("hello world", "gpt-4") == 2
     assert not counter.estimated
 
 
-def test_o200k_models_use_o200k(shared_encodings: Path) -> None:
+def test_o200k_models_use_o200k(tiktoken_encodings: Path) -> None:
     # "<|endoftext|>" is plain text in a prompt, never a special token.
     text = "Réponds en français: 你好世界 <|endoftext|>"
     counter = TiktokenCounter()
@@ -122,7 +122,7 @@ def test_empty_cache_dir_setting_falls_back(
 
 
 def test_loader_errors_never_reach_the_caller(
-    shared_encodings: Path, monkeypatch: pytest.MonkeyPatch
+    tiktoken_encodings: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("tiktoken broke")
@@ -131,9 +131,9 @@ def test_loader_errors_never_reach_the_caller(
     assert TiktokenCounter().count_text("abcdefgh", "gpt-4") == 2
 
 
-def test_shared_files_are_named_as_tiktoken_names_its_cache(shared_encodings: Path) -> None:
-    for spec in tokens._ENCODING_FILES.values():
-        assert (shared_encodings / hashlib.sha1(spec.url.encode()).hexdigest()).is_file()
+def test_shared_files_are_named_as_tiktoken_names_its_cache(tiktoken_encodings: Path) -> None:
+    for spec in tokens.ENCODING_FILES.values():
+        assert (tiktoken_encodings / hashlib.sha1(spec.url.encode()).hexdigest()).is_file()
 
 
 def test_empty_text_is_zero_tokens(no_encodings: Path) -> None:
@@ -147,7 +147,7 @@ def test_char_estimate_is_ceiling_of_a_quarter(text: str, count: int) -> None:
     assert CharEstimateCounter().estimated
 
 
-def test_default_counter_is_tiktoken(shared_encodings: Path) -> None:
+def test_default_counter_is_tiktoken(tiktoken_encodings: Path) -> None:
     counter: TokenCounter = make_default_counter()
     assert isinstance(counter, TiktokenCounter)
     assert counter.count_text("hello world", "gpt-4") == 2
@@ -194,7 +194,7 @@ def test_chat_counts_assistant_tool_calls_and_tool_schemas() -> None:
     assert count_request_tokens(_WordCounter(), body, "tools", "m") == 3 + 1 + 1 + 2 + 3 + 1
 
 
-def test_chat_exact_count_with_tiktoken(shared_encodings: Path) -> None:
+def test_chat_exact_count_with_tiktoken(tiktoken_encodings: Path) -> None:
     body = {"messages": [{"role": "user", "content": "hello world"}]}
     # 3 per message + "user" (1) + "hello world" (2) + 3 priming
     assert count_request_tokens(TiktokenCounter(), body, "chat", "gpt-4") == 9
@@ -223,6 +223,12 @@ def test_completions_prompt_shapes(value: Any, count: int) -> None:
     assert count_request_tokens(_WordCounter(), body, "completion", "m") == count
 
 
+def test_a_null_prompt_counts_as_the_default_prompt_token() -> None:
+    # OpenAI reads a null prompt as "<|endoftext|>", one special token.
+    body = {"model": "c", "prompt": None}
+    assert count_request_tokens(_WordCounter(), body, "completion", "m") == 1
+
+
 def test_malformed_chat_body_counts_what_it_can() -> None:
     assert count_request_tokens(_WordCounter(), {"messages": "nope"}, "chat", "m") == 0
     body = {"messages": [None, "x", {"role": 5, "content": {"a": 1}}]}
@@ -240,7 +246,7 @@ SAMPLES = [
 
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
 def test_the_gateways_encodings_count_as_tiktokens_own_and_keep_no_rank_table(
-    shared_encodings: Path, name: str
+    tiktoken_encodings: Path, name: str
 ) -> None:
     ours = tokens._load_encoding(name)
     assert ours is not None
@@ -268,7 +274,7 @@ def test_the_gateways_encodings_count_as_tiktokens_own_and_keep_no_rank_table(
     ],
 )
 def test_only_the_encodings_the_configured_models_need_are_loaded(
-    shared_encodings: Path, models: list[str], loaded: tuple[str, ...], claude: str
+    tiktoken_encodings: Path, models: list[str], loaded: tuple[str, ...], claude: str
 ) -> None:
     counter = make_default_counter(models)
     assert isinstance(counter, TiktokenCounter)
@@ -294,3 +300,15 @@ def test_only_the_encodings_the_configured_models_need_are_loaded(
 )
 def test_own_encoding_is_known_for_openai_models_only(model: str, own: str | None) -> None:
     assert tokens.own_encoding(model) == own
+
+
+def test_a_test_needing_exact_counts_fails_naming_tiktoken_and_the_variable(
+    no_encodings: Path,
+) -> None:
+    from tests.support.encodings import require_encodings
+
+    with pytest.raises(pytest.fail.Exception) as failed:
+        require_encodings()
+    message = str(failed.value)
+    assert "tiktoken" in message and f"TIKTOKEN_CACHE_DIR={no_encodings}" in message
+    assert "cl100k_base, o200k_base" in message and "gateway tokenizer fetch" in message

@@ -1,0 +1,296 @@
+"""Client connections: uvicorn's httptools protocol with the bounds a public edge needs.
+
+uvicorn bounds neither the size nor the arrival time of a request head, never
+closes a connection that sends nothing, and closes a connection as soon as an
+answer that ends it is written, even while the client is still sending: a
+client that sends its whole body before reading then gets a reset, not the
+answer. This protocol adds, per connection:
+
+- a cap on the request head (request line and headers): 431, then close;
+- a deadline for a whole head, from the connection's start or from the first
+  byte of a later request: 408 for a partial head, a silent close otherwise;
+- an idle timeout between requests (keep-alive) and while a body stalls;
+- a cap on open connections: past it, requests are answered 503;
+- a lingering close: an answer that ends a connection whose request is still
+  arriving half-closes it and discards what the client still sends (within a
+  byte and time bound) before closing, so the client reads the answer.
+
+The checks cost a few attribute reads per read from the socket. Beyond the
+one timer a new connection gets for its first head, a timer is armed only
+when a later head or a body spans several reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+from uvicorn.config import Config
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+from uvicorn.server import ServerState
+
+from gateway.domain.errors import (
+    GatewayError,
+    InvalidRequest,
+    RequestHeadTimedOut,
+    RequestHeadTooLarge,
+    ServerBusy,
+)
+from gateway.domain.settings import ServerSettings
+
+log = logging.getLogger(__name__)
+
+_ENCODER = msgspec.json.Encoder()
+LINGER_SECONDS = 5.0  # how long a closing connection keeps discarding what the client sends
+_MIN_LINGER_BYTES = 16 << 20
+
+# Where the parser is in the current request.
+_WAITING, _HEAD, _BODY = 0, 1, 2
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeLimits:
+    max_header_bytes: int
+    header_timeout: float
+    idle_timeout: float
+    max_connections: int
+    linger_bytes: int  # discarded at most before a lingering close gives up
+
+    @classmethod
+    def from_settings(cls, server: ServerSettings) -> EdgeLimits:
+        return cls(
+            max_header_bytes=server.max_header_bytes,
+            header_timeout=server.header_timeout_seconds,
+            idle_timeout=server.idle_timeout_seconds,
+            max_connections=server.max_connections,
+            # A body the gateway would have accepted costs nothing new to read and drop.
+            linger_bytes=max(server.max_body_bytes, _MIN_LINGER_BYTES),
+        )
+
+
+def error_head(error: GatewayError) -> tuple[list[tuple[bytes, bytes]], bytes]:
+    """An error's JSON envelope and the headers of an answer that ends the connection."""
+    body = _ENCODER.encode(error.envelope())
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"connection", b"close"),
+    ]
+    headers.extend((k.encode(), v.encode("latin-1")) for k, v in error.headers().items())
+    return headers, body
+
+
+_BUSY_HEADERS, _BUSY_BODY = error_head(
+    ServerBusy("The gateway has no free connection slot; retry shortly.")
+)
+
+
+async def _server_busy(scope: Any, receive: Any, send: Any) -> None:
+    """The app a connection over ``server.maxConnections`` gets instead of the gateway."""
+    await send({"type": "http.response.start", "status": 503, "headers": _BUSY_HEADERS})
+    await send({"type": "http.response.body", "body": _BUSY_BODY, "more_body": False})
+
+
+class _CycleTransport(asyncio.Transport):
+    """What a request cycle writes to: the socket, but closing it is the protocol's call."""
+
+    def __init__(self, real: asyncio.Transport, protocol: EdgeProtocol) -> None:
+        super().__init__()
+        self._real = real
+        self._protocol = protocol
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self._real.write(data)
+
+    def is_closing(self) -> bool:
+        return self._protocol.discarding or self._real.is_closing()
+
+    def close(self) -> None:
+        self._protocol.end_connection()
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return self._real.get_extra_info(name, default)
+
+
+class EdgeProtocol(HttpToolsProtocol):
+    def __init__(
+        self,
+        config: Config,
+        server_state: ServerState,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+        *,
+        limits: EdgeLimits,
+    ) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        self.limits = limits
+        self.limit_concurrency = None  # replaced by max_connections, answered with an envelope
+        self.timeout_keep_alive = limits.idle_timeout  # type: ignore[assignment]  # a float works
+        self.discarding = False  # the connection ends: what the client sends is dropped
+        self._phase = _WAITING
+        self._completed = False  # a request ended during the current read
+        self._head_bytes = 0
+        self._last_read = 0.0
+        self._discard_left = 0
+        self._head_timer: asyncio.TimerHandle | None = None
+        self._body_timer: asyncio.TimerHandle | None = None
+        self._linger_timer: asyncio.TimerHandle | None = None
+        self._cycle_transport: _CycleTransport | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._cycle_transport = _CycleTransport(transport, self)
+        self._head_timer = self.loop.call_later(self.limits.header_timeout, self._head_timed_out)
+        if len(self.connections) > self.limits.max_connections:
+            self.app = _server_busy
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        for timer in (self._head_timer, self._body_timer, self._linger_timer):
+            if timer is not None:
+                timer.cancel()
+        self._head_timer = self._body_timer = self._linger_timer = None
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self.discarding:
+            self._discard(len(data))
+            return
+        self._completed = False
+        super().data_received(data)
+        if self.discarding or self.transport.is_closing():
+            return
+        phase = self._phase
+        if phase == _BODY:
+            self._last_read = self.loop.time()
+            if self._body_timer is None:
+                self._body_timer = self.loop.call_later(
+                    self.limits.idle_timeout, self._body_stalled
+                )
+            return
+        if self._completed and phase == _WAITING:
+            return  # whole requests only
+        # Part of a head (or blank lines before one). A read that also ended a request is
+        # not counted: where the next head starts in it is unknown, and the next read counts.
+        if phase == _HEAD and not self._completed:
+            self._head_bytes += len(data)
+            if self._head_bytes > self.limits.max_header_bytes:
+                limit = self.limits.max_header_bytes
+                self._refuse(RequestHeadTooLarge(f"The request head exceeds {limit} bytes."))
+                return
+        if self._head_timer is None:
+            self._head_timer = self.loop.call_later(
+                self.limits.header_timeout, self._head_timed_out
+            )
+
+    # Parser callbacks: they track where the current request is.
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._phase = _HEAD
+        self._head_bytes = 0
+
+    def on_headers_complete(self) -> None:
+        self._phase = _BODY
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+        super().on_headers_complete()
+        if self.cycle is not None and self._cycle_transport is not None:
+            self.cycle.transport = self._cycle_transport
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self._phase = _WAITING
+        self._completed = True
+        if self._body_timer is not None:
+            self._body_timer.cancel()
+            self._body_timer = None
+
+    def on_response_complete(self) -> None:
+        if self.discarding:  # the connection ends: no keep-alive, no pipelined request
+            self.server_state.total_requests += 1
+            self.pipeline.clear()
+            return
+        super().on_response_complete()
+
+    def send_400_response(self, msg: str) -> None:
+        self._refuse(InvalidRequest(msg))
+
+    def _unsupported_upgrade_warning(self) -> None:
+        # The gateway serves no upgrades; a warning per request would let anyone flood the log.
+        log.debug("ignored an Upgrade header")
+
+    def end_connection(self) -> None:
+        """A request cycle closes the connection: linger while the client may still send."""
+        if self.discarding or self._phase != _WAITING:
+            self._linger()
+        else:
+            self.transport.close()
+
+    def _refuse(self, error: GatewayError) -> None:
+        """Answer ``error`` and end the connection, or end it after the answer in flight."""
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete:
+            cycle.keep_alive = False
+            self._start_discarding()
+            return
+        headers, body = error_head(error)
+        content = [STATUS_LINE[error.http_status]]
+        for name, value in (*self.server_state.default_headers, *headers):
+            content.extend((name, b": ", value, b"\r\n"))
+        content.extend((b"\r\n", body))
+        self.transport.write(b"".join(content))
+        self._linger()
+
+    def _start_discarding(self) -> None:
+        if not self.discarding:
+            self.discarding = True
+            self._discard_left = self.limits.linger_bytes
+            for timer in (self._head_timer, self._body_timer):
+                if timer is not None:
+                    timer.cancel()
+            self._head_timer = self._body_timer = None
+
+    def _linger(self) -> None:
+        """Half-close after the answer, drop what still arrives, close within the bounds."""
+        self._start_discarding()
+        transport = self.transport
+        if self._linger_timer is not None or transport.is_closing():
+            return
+        if transport.can_write_eof():
+            transport.write_eof()
+        self.flow.resume_reading()
+        self._linger_timer = self.loop.call_later(LINGER_SECONDS, transport.close)
+
+    def _discard(self, size: int) -> None:
+        self._discard_left -= size
+        if self._discard_left < 0:
+            self.transport.close()
+
+    def _head_timed_out(self) -> None:
+        self._head_timer = None
+        if self.discarding or self.transport.is_closing():
+            return
+        cycle = self.cycle
+        if self._phase == _HEAD:  # answered after the answer in flight, if there is one
+            seconds = self.limits.header_timeout
+            self._refuse(RequestHeadTimedOut(f"The request head took over {seconds:g} seconds."))
+        elif cycle is not None and not cycle.response_complete:
+            cycle.keep_alive = False  # only blank lines during an answer: end after it
+        else:
+            self.transport.close()  # nothing came, or only blank lines
+
+    def _body_stalled(self) -> None:
+        self._body_timer = None
+        if self._phase != _BODY or self.discarding or self.transport.is_closing():
+            return
+        now = self.loop.time()
+        if self.flow.read_paused:
+            self._last_read = now  # the app, not the client, is not reading
+        left = self.limits.idle_timeout - (now - self._last_read)
+        if left > 0:
+            self._body_timer = self.loop.call_later(left, self._body_stalled)
+        else:
+            self.transport.close()

@@ -1,0 +1,129 @@
+"""How the process logs: one handler on stderr, plain text or JSON lines (``server.logFormat``).
+
+The same ``dictConfig`` is handed to uvicorn, which applies it in every worker process, so
+the gateway's lines, uvicorn's and the libraries' all share one format. Lines are
+formatted where they are logged and written to stderr by a thread of their own. Access lines
+(logger ``gateway.access``) carry their fields in ``extra={"http": {...}}``; the JSON
+format puts them at the top level of the object.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import logging.config
+import logging.handlers
+import queue
+import sys
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+LogFormat = Literal["text", "json"]
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+# Alembic's INFO lines on every start that say nothing an operator acts on.
+_CHATTER = ("Context impl ", "Will assume ", "setup plugin ")
+
+
+class AlembicChatter(logging.Filter):
+    """Drops Alembic's start-up chatter; "Running upgrade ..." lines still show."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.levelno <= logging.INFO and record.getMessage().startswith(_CHATTER))
+
+
+class StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is when a line is emitted (a redirect, a test's
+    capture), not to the stream that was current when logging was configured."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        return None
+
+
+_listener: logging.handlers.QueueListener | None = None
+
+
+def queued_stderr() -> logging.Handler:
+    """A handler that formats on the caller's thread and writes to stderr on another, so a
+    slow reader of stderr never stalls the event loop. One listener per process: a new
+    configuration stops (and drains) the previous one."""
+    global _listener
+    drain()
+    lines: queue.SimpleQueue[logging.LogRecord] = queue.SimpleQueue()
+    _listener = logging.handlers.QueueListener(lines, StderrHandler())
+    _listener.start()
+    return logging.handlers.QueueHandler(lines)
+
+
+@atexit.register
+def drain() -> None:
+    """Write out every line logged so far and stop the writer thread (at exit)."""
+    global _listener
+    if _listener is not None:
+        _listener.stop()
+        _listener = None
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object a line: time (UTC, ISO-8601), level, logger, message, then any
+    access fields, and the exception's text when there is one."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        fields = getattr(record, "http", None)
+        if isinstance(fields, dict):
+            line.update(fields)
+        if record.exc_info:
+            line["exception"] = self.formatException(record.exc_info)
+        return json.dumps(line, ensure_ascii=False, default=str)
+
+
+def logging_config(log_format: LogFormat = "text", level: str = "INFO") -> dict[str, Any]:
+    """A ``logging.config.dictConfig`` dictionary for the whole process."""
+    formatter: dict[str, Any] = (
+        {"()": f"{__name__}.JsonFormatter"} if log_format == "json" else {"format": TEXT_FORMAT}
+    )
+    quiet = {"level": "WARNING"}
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"gateway": formatter},
+        "filters": {"alembic_chatter": {"()": f"{__name__}.AlembicChatter"}},
+        "handlers": {
+            "stderr": {
+                "()": f"{__name__}.queued_stderr",
+                "formatter": "gateway",
+                "filters": ["alembic_chatter"],
+            }
+        },
+        "root": {"level": level, "handlers": ["stderr"]},
+        "loggers": {
+            # uvicorn's own handlers would print a second format: its lines go to the root.
+            "uvicorn": {"handlers": [], "propagate": True},
+            "uvicorn.error": {"handlers": [], "propagate": True},
+            "uvicorn.access": {"handlers": [], "propagate": True},
+            # httpx logs every request at INFO: noise on the hot path, and it names URLs.
+            "httpx": quiet,
+            "httpcore": quiet,
+        },
+    }
+
+
+def configure(log_format: LogFormat = "text") -> dict[str, Any]:
+    """Apply the configuration now; returns it (``uvicorn.run(log_config=...)`` takes it)."""
+    config = logging_config(log_format)
+    logging.config.dictConfig(config)
+    return config

@@ -1,0 +1,85 @@
+"""The access log: one line per proxied call, from the fields its telemetry row has already.
+
+Logger ``gateway.access`` at INFO. Plain text reads
+``POST /v1/chat/completions 200 configuration=smart-chat model=gpt-4o-mini latency_ms=12.3
+request_id=...``; the fields also travel as ``extra["http"]`` for the JSON format. No key,
+no body, no header: only what the row holds.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from gateway.telemetry.records import TelemetryRecord
+
+ACCESS = logging.getLogger("gateway.access")
+_LINE = "%s %s %d configuration=%s model=%s latency_ms=%.1f request_id=%s%s"
+
+
+def log_call(record: TelemetryRecord, path: str) -> None:
+    """The line for a call that has a row (its latency and status are final)."""
+    if ACCESS.isEnabledFor(logging.INFO):
+        _emit(
+            "POST",
+            path,
+            record.http_status,
+            record.configuration,
+            record.served_model,
+            record.latency_ms,
+            record.correlation_id,
+            record.error_class,
+        )
+
+
+def log_refused(
+    path: str,
+    status: int,
+    latency_ms: float,
+    request_id: str,
+    configuration: str | None = None,
+    method: str = "POST",
+) -> None:
+    """The line for a call refused before it had a row (bad key, bad body, unknown model)."""
+    if ACCESS.isEnabledFor(logging.INFO):
+        shown = _printable(configuration) if configuration is not None else None
+        _emit(_printable(method, 16), path, status, shown, None, latency_ms, request_id, None)
+
+
+def _emit(
+    method: str,
+    path: str,
+    status: int,
+    configuration: str | None,
+    served_model: str | None,
+    latency_ms: float,
+    request_id: str,
+    error_class: str | None,
+) -> None:
+    fields = {
+        "method": method,
+        "path": path,
+        "status": status,
+        "configuration": configuration,
+        "servedModel": served_model,
+        "latencyMs": round(latency_ms, 3),
+        "requestId": request_id,
+        "errorClass": error_class,
+    }
+    ACCESS.info(
+        _LINE,
+        method,
+        path,
+        status,
+        configuration or "-",
+        served_model or "-",
+        latency_ms,
+        request_id,
+        f" error={error_class}" if error_class else "",
+        extra={"http": fields},
+    )
+
+
+def _printable(text: str, limit: int = 128) -> str:
+    """A client's text as one safe line: controls escaped, length bounded."""
+    cut = text[:limit]
+    return cut if cut.isprintable() else cut.encode("unicode_escape").decode("ascii")

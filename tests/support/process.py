@@ -1,0 +1,73 @@
+"""`gateway serve` as a real process on loopback, its output kept for the test to read."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclass
+class Served:
+    base: str
+    process: subprocess.Popen[str]
+    output: list[str] = field(default_factory=list)
+
+    def stop(self) -> str:
+        """Terminate the server; everything it printed (stdout and stderr)."""
+        if not self.output:
+            if self.process.poll() is None:
+                self.process.terminate()
+            out, _ = self.process.communicate(timeout=30)
+            self.output.append(out)
+        return self.output[0]
+
+
+@contextmanager
+def serving(
+    config: Path, *args: str, host: str = "127.0.0.1", port: int, env: dict[str, str] | None = None
+) -> Iterator[Served]:
+    """``gateway serve --config CONFIG ARGS...``, up once /healthz answers on host:port."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("GATEWAY_")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gateway.cli", "serve", "--config", str(config), *args],
+        cwd=config.parent,
+        env={**environment, **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    served = Served(f"http://{host}:{port}", process)
+    try:
+        _wait_until_up(served)
+        yield served
+    finally:
+        served.stop()
+
+
+def _wait_until_up(served: Served) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if served.process.poll() is not None:
+            raise AssertionError("gateway serve exited:\n" + served.stop())
+        try:
+            if httpx.get(f"{served.base}/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            time.sleep(0.05)
+    raise AssertionError("gateway serve did not answer /healthz:\n" + served.stop())

@@ -1,0 +1,80 @@
+"""The process's log formats: JSON lines with the access fields, and Alembic's chatter."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import sys
+
+import pytest
+
+from gateway import logs
+from gateway.logs import AlembicChatter, JsonFormatter, StderrHandler, logging_config
+
+
+def _record(message: str, level: int = logging.INFO, **extra: object) -> logging.LogRecord:
+    record = logging.LogRecord("gateway.access", level, __file__, 1, message, (), None)
+    record.__dict__.update(extra)
+    return record
+
+
+def test_json_lines_carry_the_access_fields_at_the_top_level() -> None:
+    fields = {"method": "POST", "status": 200, "servedModel": "m", "latencyMs": 1.5}
+    line = json.loads(JsonFormatter().format(_record("POST /v1/x 200", http=fields)))
+    assert line["logger"] == "gateway.access" and line["level"] == "INFO"
+    assert line["message"] == "POST /v1/x 200"
+    assert {k: line[k] for k in fields} == fields
+    assert line["time"].endswith("+00:00")
+
+
+def test_json_lines_keep_an_exception_on_the_same_line() -> None:
+    try:
+        raise RuntimeError("boom")
+    except RuntimeError:
+        record = _record("failed", logging.ERROR)
+        record.exc_info = sys.exc_info()
+    text = JsonFormatter().format(record)
+    assert "\n" not in text and "RuntimeError: boom" in json.loads(text)["exception"]
+
+
+def test_alembic_chatter_is_dropped_and_its_upgrades_kept() -> None:
+    chatter = AlembicChatter()
+    assert not chatter.filter(_record("Context impl SQLiteImpl."))
+    assert not chatter.filter(_record("Will assume non-transactional DDL."))
+    assert not chatter.filter(_record("setup plugin alembic.autogenerate.schemas"))
+    assert chatter.filter(_record("Running upgrade 0002 -> 0003, eval_results"))
+
+
+def test_the_config_names_one_format_for_every_logger() -> None:
+    config = logging_config("json")
+    assert config["formatters"]["gateway"] == {"()": "gateway.logs.JsonFormatter"}
+    assert config["root"]["handlers"] == ["stderr"]
+    assert config["loggers"]["uvicorn.error"] == {"handlers": [], "propagate": True}
+    assert "format" in logging_config("text")["formatters"]["gateway"]
+
+
+def test_the_handler_writes_to_the_stderr_of_the_moment(monkeypatch: pytest.MonkeyPatch) -> None:
+    handler = StderrHandler()  # made before stderr is replaced, as at configuration time
+    later = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", later)
+    handler.emit(_record("after the switch"))
+    assert later.getvalue() == "after the switch\n"
+
+
+@pytest.mark.real_logging
+def test_configure_writes_json_lines_to_stderr_from_a_thread_of_its_own(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    logs.configure("json")
+    try:
+        logging.getLogger("gateway.access").info("a call", extra={"http": {"status": 200}})
+        logging.getLogger("alembic.runtime.migration").info("Context impl SQLiteImpl.")
+        logs.drain()
+        (line,) = capsys.readouterr().err.splitlines()
+        assert json.loads(line)["status"] == 200
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
