@@ -1,5 +1,6 @@
 """The configuration every overhead benchmark serves: one fixed and one criteria-mode
-configuration over two priced models on two providers, telemetry on, callHistory on."""
+configuration over two priced models on two providers, telemetry on, callHistory on,
+and a fixed one under a (never reached) daily token budget, whose calls count tokens."""
 
 from __future__ import annotations
 
@@ -17,15 +18,21 @@ providers:
   - {{id: up, adapter: openai, baseUrl: "{upstream}/v1", apiKey: sk-upstream}}
   - {{id: up2, adapter: openai, baseUrl: "{upstream}/v1", apiKey: sk-upstream}}
 models:
-  - {{id: a, provider: up, name: bench-model, capabilities: [chat, streaming],
+  - {{id: a, provider: up, name: {name_a}, capabilities: [chat, streaming],
      price: {{input: 0.15, output: 0.60}}}}
-  - {{id: b, provider: up2, name: bench-model, capabilities: [chat, streaming],
+  - {{id: b, provider: up2, name: {name_b}, capabilities: [chat, streaming],
      price: {{input: 0.30, output: 1.20}}}}
 configurations:
   - {{id: fixed, mode: fixed, model: a}}
   - {{id: routed, mode: criteria, criteria: {{capabilities: [chat], preferLowestCost: true}}}}
+  - {{id: budgeted, mode: fixed, model: a, budget: {{daily: {{tokens: 100000000000}}}}}}
 """
 
 
-def bench_config(db: str, upstream: str, port: int = 4000) -> str:
-    return _CONFIG.format(db=db, upstream=upstream, port=port, key=KEY)
+def bench_config(
+    db: str, upstream: str, port: int = 4000, names: tuple[str, str] = ("bench-model",) * 2
+) -> str:
+    """``names``: what the two models are called upstream (their tokenizer follows the name)."""
+    return _CONFIG.format(
+        db=db, upstream=upstream, port=port, key=KEY, name_a=names[0], name_b=names[1]
+    )

@@ -6,7 +6,7 @@ validation covers the fields the gateway itself relies on and nothing more.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -14,6 +14,7 @@ import msgspec
 
 from gateway.domain.errors import InvalidJson, InvalidRequest
 from gateway.domain.model import Capability, Operation
+from gateway.domain.usage import TokenCount
 from gateway.routing.operation import classify
 
 _IMAGE_PART_TYPES = frozenset({"image_url", "image", "input_image"})
@@ -43,6 +44,14 @@ class Endpoint(StrEnum):
     COMPLETIONS = "completions"
 
 
+# How each endpoint's prompt is counted (see gateway.usage.tokens.count_request_tokens).
+_COUNT_KIND = {
+    Endpoint.CHAT: "chat",
+    Endpoint.EMBEDDINGS: "embedding",
+    Endpoint.COMPLETIONS: "completion",
+}
+
+
 @dataclass(slots=True)
 class InboundRequest:
     endpoint: Endpoint
@@ -53,6 +62,13 @@ class InboundRequest:
     stream: bool
     include_usage: bool  # the client asked for the usage chunk of a stream
     cache_bypass: bool = False  # the client sent ``x-gateway-cache: no-cache``
+    body_bytes: int = 0  # the raw body's size: bounds the size of any text in it
+    # The prompt's token counts by encoding, counted once for the budget hold and estimates.
+    token_counts: dict[str, TokenCount] = field(default_factory=dict)
+
+    @property
+    def count_kind(self) -> str:
+        return _COUNT_KIND[self.endpoint]
 
     @property
     def max_tokens(self) -> int | None:
@@ -90,7 +106,9 @@ def parse_inbound(endpoint: Endpoint, raw: bytes) -> InboundRequest:
         raise InvalidRequest("'stream' must be a boolean.", param="stream")
     include_usage = _include_usage(body) if stream else False
     operation, required = _operation_of(endpoint, body, stream)
-    return InboundRequest(endpoint, body, model, operation, required, stream, include_usage)
+    return InboundRequest(
+        endpoint, body, model, operation, required, stream, include_usage, body_bytes=len(raw)
+    )
 
 
 def nests_deeper(value: Any, limit: int) -> bool:

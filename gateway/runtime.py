@@ -28,7 +28,7 @@ from gateway.routing.circuit import CircuitBreakers
 from gateway.signals.cache import SignalRefresher
 from gateway.telemetry.writer import TelemetryWriter
 from gateway.upstream.base import Adapter
-from gateway.upstream.http import Transport, UpstreamHTTP
+from gateway.upstream.http import ReadLimits, Transport, UpstreamHTTP
 from gateway.upstream.registry import AdapterRegistry
 from gateway.usage.tokens import TokenCounter, load_warning, make_default_counter
 
@@ -61,9 +61,14 @@ class Runtime:
             config.circuit_breaker.failure_threshold, config.circuit_breaker.cooldown_seconds
         )
         self.snapshots = SnapshotSource(config, self.signals, self.breakers)
-        self.http = UpstreamHTTP(transport)
+        server = config.server
+        self.http = UpstreamHTTP(
+            transport,
+            ReadLimits(server.max_upstream_body_bytes, server.max_upstream_event_bytes),
+        )
         self.adapters = AdapterRegistry(self.http)
-        self.counter = counter or make_default_counter()
+        # Only the encodings the configured models use: each costs tens of megabytes.
+        self.counter = counter or make_default_counter(model.name for model in config.models)
         self.resolver = Resolver(
             config, self.breakers, self.snapshots.snapshot, self.snapshots.health_scores
         )

@@ -17,12 +17,18 @@ from gateway.auth import is_keyless
 from gateway.domain.settings import GatewayConfig
 from gateway.runtime import Runtime
 from gateway.upstream.http import Transport
+from gateway.usage.tokens import TokenCounter
 
 
-def create_app(config: GatewayConfig, *, transport: Transport | None = None) -> Litestar:
+def create_app(
+    config: GatewayConfig,
+    *,
+    transport: Transport | None = None,
+    counter: TokenCounter | None = None,
+) -> Litestar:
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        runtime = Runtime(config, transport=transport)
+        runtime = Runtime(config, transport=transport, counter=counter)
         app.state.runtime = runtime
         await runtime.start()
         try:

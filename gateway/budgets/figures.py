@@ -19,7 +19,6 @@ from gateway.domain.usage import Usage
 from gateway.inbound import Endpoint, InboundRequest
 from gateway.pricing import cost, format_usd
 from gateway.telemetry.records import TelemetryRecord
-from gateway.usage.tokens import TokenCounter, count_request_tokens
 
 # Output tokens held when neither the request nor the model bounds them.
 DEFAULT_MAX_OUTPUT_TOKENS = 4096
@@ -28,12 +27,6 @@ COST_QUANTUM = Decimal("1e-10")
 # The largest cost a Numeric(18, 10) column holds. A dearer worst case is held as this: no
 # cost budget is that large, so it is refused the same way on every database.
 MAX_HELD_COST = Decimal("99999999.9999999999")
-
-_KIND = {
-    Endpoint.CHAT: "chat",
-    Endpoint.EMBEDDINGS: "embedding",
-    Endpoint.COMPLETIONS: "completion",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,10 +79,8 @@ def max_output_tokens(request: InboundRequest, model: Model | None) -> int:
     return max(bound * max(choices, 1), 0)
 
 
-def worst_case(request: InboundRequest, model: Model | None, counter: TokenCounter) -> Amounts:
-    """The call's hold: prompt estimate plus the output bound, priced (0 when unpriced)."""
-    name = model.name if model is not None else ""
-    prompt = count_request_tokens(counter, request.body, _KIND[request.endpoint], name)
+def worst_case(request: InboundRequest, model: Model | None, prompt: int) -> Amounts:
+    """The call's hold: the prompt's estimate plus the output bound, priced (0 when unpriced)."""
     output = max_output_tokens(request, model)
     price = model.price if model is not None else None
     held = min(money(cost(Usage(prompt, output), price)), MAX_HELD_COST)
@@ -108,8 +99,18 @@ def actual_amounts(record: TelemetryRecord) -> Amounts:
     return Amounts(1, tokens, money(spent))
 
 
-def refusal(line: BudgetLine, held: Amounts, used: Amounts | None, now: datetime) -> BudgetExceeded:
-    """429 naming the budget, what is used, and when its window resets."""
+def refusal(
+    line: BudgetLine,
+    held: Amounts,
+    used: Amounts | None,
+    now: datetime,
+    *,
+    prompt_upper_bound: bool = False,
+) -> BudgetExceeded:
+    """429 naming the budget, what is used, and when its window resets.
+
+    ``prompt_upper_bound``: the hold's prompt tokens are an upper bound (the prompt was
+    too large to count exactly), which the message says when tokens or cost refused."""
     resets = line.resets_at
     measure = _refusing_measure(line, held, used)
     limits = line.limits
@@ -122,6 +123,11 @@ def refusal(line: BudgetLine, held: Amounts, used: Amounts | None, now: datetime
     else:
         limit_text = f"{limits.requests} requests"
         detail = f" ({used.requests} used or held)" if used is not None else ""
+    if prompt_upper_bound and measure != "requests":
+        detail += (
+            "; the prompt was too large to count exactly, so its tokens are held at their "
+            "upper bound, its size in bytes"
+        )
     message = (
         f"Budget exceeded: {line.describe()} {measure} budget of {limit_text}{detail}; "
         f"it resets at {iso_utc(resets)}."

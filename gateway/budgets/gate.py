@@ -41,6 +41,7 @@ from gateway.domain.settings import ApiKey
 from gateway.hooks import Reservation
 from gateway.inbound import InboundRequest
 from gateway.telemetry.records import TelemetryRecord
+from gateway.usage.estimate import prompt_tokens
 from gateway.usage.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
@@ -117,7 +118,9 @@ class DatabaseBudgets:
         lines = budget_lines(None if fallback else key, configuration, now)
         if not lines:
             return None  # no budget applies: no database round trip
-        held = self._worst_case(request, models()) if measures_tokens(lines) else ONE_REQUEST
+        held, bounded = ONE_REQUEST, False
+        if measures_tokens(lines):
+            held, bounded = await self._worst_case(request, models())
         ledger = self.recovery.ledger
         served_by = configuration.id if fallback else None
         try:
@@ -126,9 +129,11 @@ class DatabaseBudgets:
             )
         except Refused as refused:
             self.recovery.reachable()
-            raise refusal(refused.line, held, refused.used, now) from None
+            raise refusal(
+                refused.line, held, refused.used, now, prompt_upper_bound=bounded
+            ) from None
         except Exception as error:
-            self._database_failed(error, lines, held, now)
+            self._database_failed(error, lines, held, now, prompt_upper_bound=bounded)
             ledger.admit([line.key for line in lines], held)
             self.recovery.wake()
             return Reservation(Ticket(tuple(line.key for line in lines), held, None, served_by))
@@ -157,7 +162,13 @@ class DatabaseBudgets:
         self.recovery.reachable()
 
     def _database_failed(
-        self, error: Exception, lines: Sequence[BudgetLine], held: Amounts, now: datetime
+        self,
+        error: Exception,
+        lines: Sequence[BudgetLine],
+        held: Amounts,
+        now: datetime,
+        *,
+        prompt_upper_bound: bool = False,
     ) -> None:
         """Raise unless the call may be admitted unchecked (an outage, under ``admit``)."""
         if not is_connection_failure(error):
@@ -171,16 +182,25 @@ class DatabaseBudgets:
         # What this process owes already is a floor under every counter: past it, refuse.
         over = self.recovery.ledger.refusing(lines, held)
         if over is not None:
-            raise refusal(over, held, self.recovery.ledger.pending(over.key), now) from None
+            used = self.recovery.ledger.pending(over.key)
+            raise refusal(over, held, used, now, prompt_upper_bound=prompt_upper_bound) from None
         self.unchecked += 1
         log.error("budget not checked, call admitted: %s", describe_error(error))
 
-    def _worst_case(self, request: InboundRequest, models: Sequence[Model]) -> Amounts:
-        """The dearest of the models the call may end on (primary and fallbacks)."""
-        cases = [worst_case(request, model, self._counter) for model in models]
-        if not cases:
-            return worst_case(request, None, self._counter)
-        return max(cases, key=lambda amounts: (amounts.cost, amounts.tokens))
+    async def _worst_case(
+        self, request: InboundRequest, models: Sequence[Model]
+    ) -> tuple[Amounts, bool]:
+        """The dearest of the models the call may end on (primary and fallbacks), and
+        whether its prompt count is an upper bound. The prompt is counted once per
+        encoding, off the event loop when it is large."""
+        cases: list[Amounts] = []
+        bounded = False
+        candidates: Sequence[Model | None] = models or [None]
+        for model in candidates:
+            prompt = await prompt_tokens(self._counter, request, model.name if model else "")
+            cases.append(worst_case(request, model, prompt.tokens))
+            bounded = bounded or prompt.upper_bound
+        return max(cases, key=lambda amounts: (amounts.cost, amounts.tokens)), bounded
 
     async def settle(self, reservation: Reservation, record: TelemetryRecord) -> None:
         ticket, reservation.token = reservation.token, None  # settled once, whoever asks again

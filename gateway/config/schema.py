@@ -97,6 +97,9 @@ class ServerSchema(Section):
     workers: Annotated[int, Ge(1)] = 1
     max_body_bytes: PosInt = 16_777_216
     request_timeout_seconds: Annotated[float, Gt(0)] = 600.0
+    # What the gateway holds of one upstream answer: a whole one, one event of a stream.
+    max_upstream_body_bytes: Annotated[int, Ge(65_536)] = 67_108_864
+    max_upstream_event_bytes: Annotated[int, Ge(65_536)] = 8_388_608
     log_format: LogFormat = LogFormat.TEXT
     max_header_bytes: Annotated[int, Ge(1024)] = 65_536
     header_timeout_seconds: Annotated[float, Gt(0)] = 10.0

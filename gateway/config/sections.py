@@ -36,6 +36,8 @@ def resolve_sections(file: FileSchema) -> Sections:
             workers=server.workers,
             max_body_bytes=server.max_body_bytes,
             request_timeout_seconds=server.request_timeout_seconds,
+            max_upstream_body_bytes=server.max_upstream_body_bytes,
+            max_upstream_event_bytes=server.max_upstream_event_bytes,
             log_format=server.log_format.value,
             max_header_bytes=server.max_header_bytes,
             header_timeout_seconds=server.header_timeout_seconds,

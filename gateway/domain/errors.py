@@ -16,6 +16,7 @@ GatewayError
 ├── RequestHeadTooLarge     431 invalid_request_error   request_header_too_large
 ├── BudgetCheckFailed       500 api_error               internal_error
 ├── UpstreamFailed          502 api_error               upstream_error
+│   └── InvalidUpstreamResponse 502 api_error           invalid_upstream_response
 ├── UpstreamAuthFailed      502 api_error               upstream_auth_failed
 ├── BudgetUnavailable       503 api_error               budget_unavailable
 ├── ServerBusy              503 api_error               server_busy
@@ -184,6 +185,13 @@ class BudgetUnavailable(GatewayError):
 class UpstreamFailed(GatewayError):
     status = 502
     code = "upstream_error"
+
+
+class InvalidUpstreamResponse(UpstreamFailed):
+    """The last attempt's answer was unusable: larger than the gateway reads."""
+
+    code = "invalid_upstream_response"
+    error_class = "invalid_upstream_response"
 
 
 class UpstreamAuthFailed(GatewayError):

@@ -19,6 +19,8 @@ class ServerSettings:
     workers: int = 1
     max_body_bytes: int = 16 * 1024 * 1024
     request_timeout_seconds: float = 600.0
+    max_upstream_body_bytes: int = 64 * 1024 * 1024  # a whole upstream answer
+    max_upstream_event_bytes: int = 8 * 1024 * 1024  # one event of an upstream stream
     log_format: str = "text"  # text | json: every log line, access lines included
     max_header_bytes: int = 64 * 1024  # request line plus headers
     header_timeout_seconds: float = 10.0  # to receive a whole request head

@@ -1,4 +1,4 @@
-"""Token usage as an upstream reported it (or as estimated)."""
+"""Token usage as an upstream reported it, and token counts the gateway estimated."""
 
 from __future__ import annotations
 
@@ -12,3 +12,12 @@ class Usage:
     # Of input_tokens: read from the provider's prompt cache / written to it.
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TokenCount:
+    """An estimated token count; ``upper_bound`` when part of the text was too large to count
+    exactly and counted by its UTF-8 size instead (a byte-level BPE token is at least a byte)."""
+
+    tokens: int
+    upper_bound: bool = False

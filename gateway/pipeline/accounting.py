@@ -10,17 +10,12 @@ from decimal import Decimal
 from typing import Any
 
 from gateway.domain.model import Model
-from gateway.domain.usage import Usage
-from gateway.inbound import Endpoint, InboundRequest
+from gateway.domain.usage import TokenCount, Usage
+from gateway.inbound import InboundRequest
 from gateway.pricing import cost
 from gateway.telemetry.records import TelemetryRecord
-from gateway.usage.tokens import TokenCounter, count_request_tokens
-
-_KIND = {
-    Endpoint.CHAT: "chat",
-    Endpoint.EMBEDDINGS: "embedding",
-    Endpoint.COMPLETIONS: "completion",
-}
+from gateway.usage.estimate import prompt_tokens, text_tokens
+from gateway.usage.tokens import TokenCounter
 
 
 def account_reported(record: TelemetryRecord, usage: Usage, model: Model) -> Decimal | None:
@@ -34,19 +29,26 @@ def account_reported(record: TelemetryRecord, usage: Usage, model: Model) -> Dec
 
 
 def account_estimated(
+    record: TelemetryRecord, model: Model, prompt: TokenCount, output: TokenCount
+) -> None:
+    """No usage came back: tokens and cost stay NULL; the estimate goes to usage_daily."""
+    record.estimated_input_tokens = prompt.tokens
+    record.estimated_output_tokens = output.tokens
+    record.estimated_cost = cost(Usage(prompt.tokens, output.tokens), model.price)
+    record.usage_source = "estimated"
+
+
+async def estimate_whole(
     record: TelemetryRecord,
     request: InboundRequest,
     model: Model,
     counter: TokenCounter,
-    output_text: str,
+    body: dict[str, Any],
 ) -> None:
-    """No usage came back: tokens and cost stay NULL; the estimate goes to usage_daily."""
-    estimated_in = count_request_tokens(counter, request.body, _KIND[request.endpoint], model.name)
-    estimated_out = counter.count_text(output_text, model.name) if output_text else 0
-    record.estimated_input_tokens = estimated_in
-    record.estimated_output_tokens = estimated_out
-    record.estimated_cost = cost(Usage(estimated_in, estimated_out), model.price)
-    record.usage_source = "estimated"
+    """A whole answer without usage: its prompt (memoised) and output estimated."""
+    prompt = await prompt_tokens(counter, request, model.name)
+    output = await text_tokens(counter, output_text_of(body), model.name)
+    account_estimated(record, model, prompt, output)
 
 
 def output_text_of(body: dict[str, Any]) -> str:

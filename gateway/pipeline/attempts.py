@@ -11,6 +11,7 @@ from typing import TypeVar
 from gateway.domain.errors import (
     BudgetExceeded,
     GatewayError,
+    InvalidUpstreamResponse,
     NoEligibleModel,
     RateLimited,
     UpstreamAuthFailed,
@@ -193,6 +194,8 @@ def _final_error(
         return RateLimited(
             f"The upstream rate-limited the call ({listing}).", retry_after=last.retry_after
         )
+    if last.kind == "oversize":
+        return InvalidUpstreamResponse(f"The upstream's answer was too large ({listing}).")
     if last.kind == "auth_rejected":
         target = attempted[-1][0].target
         provider = target.provider.id if target is not None else "?"

@@ -29,12 +29,12 @@ from gateway.hooks import (
     ResponseCache,
 )
 from gateway.inbound import Endpoint, InboundRequest
-from gateway.pipeline.accounting import account_estimated, account_reported, output_text_of
+from gateway.pipeline.accounting import account_reported, estimate_whole
 from gateway.pipeline.attempts import Attempts, FallbackAdmission, UpstreamRejected
 from gateway.pipeline.context import CallContext, Target, note_decision
 from gateway.pipeline.resolve import Resolution, Resolver
 from gateway.pipeline.stream import StreamRelay
-from gateway.pipeline.stream_open import OpenedStream, open_checked
+from gateway.pipeline.stream_open import OpenedStream, counting_tracker, open_checked
 from gateway.pricing import format_usd, usd_json_number
 from gateway.telemetry.access import log_call, log_refused
 from gateway.telemetry.records import TelemetryRecord
@@ -120,7 +120,7 @@ class Pipeline:
             reply, target = await self._attempts.run(
                 ctx, primary, _complete, self._fallback_admission(key, ctx)
             )
-            answer, plain = self._answer_whole(ctx, reply, target, keep_plain=cacheable)
+            answer, plain = await self._answer_whole(ctx, reply, target, keep_plain=cacheable)
             if plain is not None:
                 kept = CachedAnswer(plain, reply.response_model)
                 await self._cache.store(configuration, ctx.request, ctx.api_key_id, kept)
@@ -149,7 +149,7 @@ class Pipeline:
             primary = self._primary(ctx, configuration)
             reservation = await self._reserve(key, configuration, ctx, primary)
             opened, target = await self._attempts.run(
-                ctx, primary, _open_stream, self._fallback_admission(key, ctx)
+                ctx, primary, self._open_stream, self._fallback_admission(key, ctx)
             )
         except UpstreamRejected as rejected:
             return await self._ended(ctx, reservation, self._rejected(ctx, rejected))
@@ -166,6 +166,13 @@ class Pipeline:
 
         relay = StreamRelay(ctx, target, opened, self._counter, on_end)
         return StreamAnswer(self._headers(ctx, target), relay)
+
+    async def _open_stream(self, adapter: Adapter, call: UpstreamCall) -> OpenedStream:
+        """Open the stream and read its first block (see ``open_checked``), with a tracker
+        that counts the text as it goes and a decoder capped at one event's size."""
+        chunks = await adapter.open_stream(call, ask_usage=True)
+        tracker = counting_tracker(self._counter, call.model.name)
+        return await open_checked(chunks, tracker, self._config.server.max_upstream_event_bytes)
 
     async def _reserve(
         self,
@@ -267,7 +274,7 @@ class Pipeline:
             )
         return primary
 
-    def _answer_whole(
+    async def _answer_whole(
         self, ctx: CallContext, reply: UpstreamReply, target: Target, *, keep_plain: bool
     ) -> tuple[Answer, bytes | None]:
         """The answer and, with ``keep_plain``, its body without ``usage.cost`` (what a cache
@@ -279,9 +286,7 @@ class Pipeline:
         headers = self._headers(ctx, target)
         body = reply.body
         if reply.usage is None:
-            account_estimated(
-                record, ctx.request, target.model, self._counter, output_text_of(body)
-            )
+            await estimate_whole(record, ctx.request, target.model, self._counter, body)
             plain = _ENCODER.encode(body)
             return Answer(200, plain, headers), plain if keep_plain else None
         amount = account_reported(record, reply.usage, target.model)
@@ -366,7 +371,3 @@ def _failure_headers(ctx: CallContext) -> dict[str, str]:
 
 async def _complete(adapter: Adapter, call: UpstreamCall) -> UpstreamReply:
     return await adapter.complete(call)
-
-
-async def _open_stream(adapter: Adapter, call: UpstreamCall) -> OpenedStream:
-    return await open_checked(await adapter.open_stream(call, ask_usage=True))

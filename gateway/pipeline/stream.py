@@ -5,8 +5,12 @@ usage chunk the gateway asked for (stripped unless the client asked for it too,
 and then carrying ``cost``) and an upstream error event (re-encoded as an envelope
 without the provider key). A failure after the first byte ends the stream with
 an SSE error event and no ``[DONE]``: an upstream error event, an event that is not
-JSON (never passed on: the client's SDK would choke on it), a cut. A client
-disconnect closes the upstream stream. Either way the call's row is recorded.
+JSON (never passed on: the client's SDK would choke on it), an event larger than
+``server.maxUpstreamEventBytes`` (read no further), a cut. A client disconnect
+closes the upstream stream. Either way the call's row is recorded.
+
+The generated text is counted as it goes by (``TokenTally``), a buffer at a time in
+a counting thread, so that no stream keeps its text.
 """
 
 from __future__ import annotations
@@ -23,15 +27,24 @@ from gateway.pipeline.context import CallContext, Target
 from gateway.pipeline.stream_open import OpenedStream, close_stream
 from gateway.pricing import cost
 from gateway.streaming.openai_stream import Observation, with_cost
-from gateway.streaming.sse import RawEvent, encode_event
+from gateway.streaming.sse import EventTooLarge, RawEvent, encode_event
 from gateway.upstream.base import UpstreamError
 from gateway.upstream.error_body import stream_error_envelope
+from gateway.usage.estimate import (
+    INLINE_CHARS,
+    count_text_bounded,
+    known_prompt_tokens,
+    off_loop,
+    prompt_tokens,
+    prompt_upper_bound,
+)
 from gateway.usage.tokens import TokenCounter
 
 Emit = Callable[[bytes], Awaitable[None]]
 _ENCODER = msgspec.json.Encoder()
+INVALID = "invalid_upstream_response"
 # The code of the error event that ends a broken stream, by the row's error_class.
-_STREAM_CODES = {"invalid_upstream_response": "invalid_upstream_response"}
+_STREAM_CODES = {INVALID: INVALID}
 _NOT_JSON = "The upstream sent an event that is not JSON; the stream ends here."
 
 
@@ -61,8 +74,8 @@ class StreamRelay:
         try:
             await self._relay(emit)
             if self._invalid:
-                record.error_class = "invalid_upstream_response"
-                await emit(_error_event(_NOT_JSON, "invalid_upstream_response"))
+                record.error_class = INVALID
+                await emit(_error_event(_NOT_JSON, INVALID))
             elif self._tracker.error is not None:
                 record.error_class = "upstream_5xx"
             elif not (self._tracker.done or self._tracker.finish_reason):
@@ -71,8 +84,12 @@ class StreamRelay:
                 await emit(_error_event(message, "stream_cut"))
             else:
                 record.success = True
+        except EventTooLarge as error:
+            record.error_class = INVALID
+            message = f"The upstream sent a stream event larger than {error.limit} bytes."
+            await emit(_error_event(message, INVALID))
         except UpstreamError as error:
-            record.error_class = error.error_class
+            record.error_class = error.error_class  # oversize: invalid_upstream_response
             code = _STREAM_CODES.get(error.error_class, "stream_cut")
             broke = f"The upstream stream broke: {error.message}"
             await emit(_error_event(_NOT_JSON if error.kind == "invalid_response" else broke, code))
@@ -88,8 +105,10 @@ class StreamRelay:
             finally:
                 # Even when a cancellation lands while closing: the row is recorded (end()
                 # does that before its first await) and the budget hold settled.
-                self._account()
-                await self._finish(self.ctx)
+                try:
+                    await self._account()
+                finally:
+                    await self._finish(self.ctx)
 
     async def abandon(self) -> None:
         """The answer could not even start: close the upstream stream and record the call."""
@@ -97,8 +116,10 @@ class StreamRelay:
         try:
             await close_stream(self._chunks)
         finally:
-            self._account()
-            await self._finish(self.ctx)
+            try:
+                await self._account()
+            finally:
+                await self._finish(self.ctx)
 
     async def _relay(self, emit: Emit) -> None:
         held, self._held = self._held, []
@@ -119,6 +140,9 @@ class StreamRelay:
         if seen is None:  # keep-alive comment or empty block
             await emit(raw.raw)
             return True
+        tally = self._tracker.tally
+        if tally.full:  # counted as it goes, so that none of it is kept
+            await self._count_off_loop(tally.take_backlog())
         if seen.invalid:
             self._invalid = True
             return False
@@ -139,25 +163,47 @@ class StreamRelay:
         await emit(out)
         return True
 
+    async def _count_off_loop(self, text: str) -> None:
+        """Count generated text in a counting thread, never on the loop."""
+        if not text:
+            return
+        tally = self._tracker.tally
+        try:
+            counted = await off_loop(
+                count_text_bounded, self._counter, text, self.target.model.name
+            )
+        except asyncio.CancelledError:
+            tally.add_bound(text)  # the call ends meanwhile: its size stands in
+            raise
+        tally.add_counted(counted)
+
     def _cost(self) -> Decimal | None:
         usage = self._tracker.usage
         if usage is None:
             return None
         return cost(usage, self.target.model.price)
 
-    def _account(self) -> None:
+    async def _account(self) -> None:
+        """The row's usage: as reported, else estimated (awaiting only for large texts)."""
         record = self.ctx.record
         record.response_model = self._tracker.model or record.response_model
+        model = self.target.model
         if self._tracker.usage is not None:
-            account_reported(record, self._tracker.usage, self.target.model)
-        else:
-            account_estimated(
-                record,
-                self.ctx.request,
-                self.target.model,
-                self._counter,
-                self._tracker.output_text,
-            )
+            account_reported(record, self._tracker.usage, model)
+            return
+        request = self.ctx.request
+        prompt = known_prompt_tokens(self._counter, request, model.name)
+        try:
+            if self._tracker.tally.backlog_chars > INLINE_CHARS:
+                await self._count_off_loop(self._tracker.tally.take_rest())
+            if prompt is None:
+                prompt = await prompt_tokens(self._counter, request, model.name)
+        except asyncio.CancelledError:
+            # Hung up while counting: sizes stand in for what was not counted.
+            prompt = prompt or prompt_upper_bound(request)
+            account_estimated(record, model, prompt, self._tracker.estimate_output_tokens())
+            raise
+        account_estimated(record, model, prompt, self._tracker.estimate_output_tokens())
 
 
 def _error_event(message: str, code: str) -> bytes:

@@ -7,6 +7,11 @@ answer. Only the first block decides, however the bytes happen to be chunked: a
 keep-alive comment first means the stream has begun. The decoder, the tracker and
 the blocks read so far (all observed, none sent) are handed to the relay, so no
 event is decoded twice.
+
+The decoder holds at most ``max_event_bytes`` of one event (``server.
+maxUpstreamEventBytes``), here and in the relay it is handed to: a first event
+larger than that fails the attempt while nothing has reached the client (kind
+``oversize``: a fallback may answer, the same provider is not asked again).
 """
 
 from __future__ import annotations
@@ -16,8 +21,10 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from gateway.streaming.openai_stream import Observation, StreamUsageTracker
-from gateway.streaming.sse import RawEvent, SSEDecoder
+from gateway.streaming.sse import EventTooLarge, RawEvent, SSEDecoder
 from gateway.upstream.base import UpstreamError
+from gateway.usage.tally import TokenTally
+from gateway.usage.tokens import TextCounter
 
 Held = list[tuple[RawEvent, Observation | None]]  # None: a block that dispatches nothing
 
@@ -30,15 +37,25 @@ class OpenedStream:
     held: Held  # decoded and observed, not yet sent
 
 
-async def open_checked(chunks: AsyncIterator[bytes]) -> OpenedStream:
+def counting_tracker(counter: TextCounter, model_name: str) -> StreamUsageTracker:
+    """A tracker whose tally counts the generated text with ``model_name``'s encoding."""
+    return StreamUsageTracker(TokenTally(lambda text: counter.count_text(text, model_name)))
+
+
+async def open_checked(
+    chunks: AsyncIterator[bytes],
+    tracker: StreamUsageTracker | None = None,
+    max_event_bytes: int | None = None,
+) -> OpenedStream:
     """Read until at least one block is complete; raise a retryable UpstreamError if the
-    first is an unusable event or no block came at all. The stream is closed on failure."""
-    decoder = SSEDecoder()
-    tracker = StreamUsageTracker()
+    first is an unusable or oversize event or no block came at all. The stream is closed
+    on failure. ``tracker`` observes every block read (a characters/4 one when None)."""
+    decoder = SSEDecoder(max_event_bytes)
+    tracker = tracker or StreamUsageTracker()
     held: Held = []
     try:
         async for chunk in chunks:
-            for raw in decoder.feed_raw(chunk):
+            for raw in _feed(decoder, chunk):
                 event = raw.event
                 seen = None if event is None else tracker.observe(event.data, event.event)
                 held.append((raw, seen))
@@ -57,6 +74,14 @@ async def open_checked(chunks: AsyncIterator[bytes]) -> OpenedStream:
     except BaseException:
         await close_stream(chunks)
         raise
+
+
+def _feed(decoder: SSEDecoder, chunk: bytes) -> list[RawEvent]:
+    try:
+        return decoder.feed_raw(chunk)
+    except EventTooLarge as error:
+        message = f"the upstream's first stream event exceeds {error.limit} bytes"
+        raise UpstreamError("oversize", message) from error
 
 
 async def close_stream(chunks: AsyncIterator[bytes]) -> None:

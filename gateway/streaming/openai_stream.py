@@ -4,7 +4,9 @@
 relay must do with it (the ``[DONE]`` sentinel, a usage-only chunk to strip
 unless the client asked for usage, an error) while it accumulates what the call
 record needs: the upstream's usage, the response ``model``, the finish reason
-and the generated text (to estimate output tokens when no usage came).
+and the generated text's tokens (to estimate output tokens when no usage came),
+counted as the text goes by: no stream keeps its text, so its memory does not
+grow with the answer (see ``TokenTally``).
 Data that is not a JSON object (nor ``[DONE]``) is invalid: a client's SDK would
 choke on it, so the relay must not pass it on. A JSON object of an unexpected shape
 is opaque: observed, never fatal.
@@ -19,11 +21,12 @@ from typing import Any
 
 import msgspec
 
-from gateway.domain.usage import Usage
+from gateway.domain.usage import TokenCount, Usage
 from gateway.pricing import usd_json_number
 from gateway.streaming.sse import encode_event
 from gateway.usage.openai_usage import usage_from_openai
-from gateway.usage.tokens import TokenCounter
+from gateway.usage.tally import TokenTally
+from gateway.usage.tokens import CharEstimateCounter
 
 DONE_SENTINEL = "[DONE]"
 
@@ -54,22 +57,20 @@ _DONE = Observation(done=True)
 class StreamUsageTracker:
     """Feed it every event's data, in order; read the totals at the end."""
 
-    __slots__ = ("_text", "done", "error", "finish_reason", "model", "usage")
+    __slots__ = ("done", "error", "finish_reason", "model", "tally", "usage")
 
-    def __init__(self) -> None:
+    def __init__(self, tally: TokenTally | None = None) -> None:
+        """``tally`` counts the generated text; characters/4 when none is given."""
         self.usage: Usage | None = None  # the last usage reported (they are cumulative)
         self.model: str | None = None  # the first non-empty ``model`` seen
         self.finish_reason: str | None = None  # the last one seen
         self.done = False
         self.error: Any = None  # the payload of the last error event
-        self._text: list[str] = []
+        self.tally = tally or TokenTally(_chars_over_four)
 
-    @property
-    def output_text(self) -> str:
-        return "".join(self._text)
-
-    def estimate_output_tokens(self, counter: TokenCounter, model_name: str) -> int:
-        return counter.count_text(self.output_text, model_name)
+    def estimate_output_tokens(self) -> TokenCount:
+        """The generated text's tokens (what is still pending counted now)."""
+        return TokenCount(self.tally.total(), self.tally.upper_bound)
 
     def observe(self, data: str, event: str | None = None) -> Observation:
         """Classify one event's data (``event`` is its SSE event name, if any)."""
@@ -110,36 +111,46 @@ class StreamUsageTracker:
         )
 
     def _observe_choices(self, choices: list[Any]) -> bool:
-        before = len(self._text)
+        seen = False
         for choice in choices:
             if not isinstance(choice, dict):
                 continue
             finish = choice.get("finish_reason")
             if isinstance(finish, str):
                 self.finish_reason = finish
-            self._keep(choice.get("text"))  # completions
+            seen = self._keep(choice.get("text")) or seen  # completions
             delta = choice.get("delta")
             if isinstance(delta, dict):
-                self._observe_delta(delta)
-        return len(self._text) > before
+                seen = self._observe_delta(delta) or seen
+        return seen
 
-    def _observe_delta(self, delta: dict[str, Any]) -> None:
-        self._keep(delta.get("content"))
+    def _observe_delta(self, delta: dict[str, Any]) -> bool:
+        seen = self._keep(delta.get("content"))
         # Reasoning models stream their (billed) reasoning under these names.
-        self._keep(delta.get("reasoning_content"))
-        self._keep(delta.get("reasoning"))
+        seen = self._keep(delta.get("reasoning_content")) or seen
+        seen = self._keep(delta.get("reasoning")) or seen
         tool_calls = delta.get("tool_calls")
         functions = [delta.get("function_call")]  # the legacy single-call form
         if isinstance(tool_calls, list):
             functions += [call.get("function") for call in tool_calls if isinstance(call, dict)]
         for function in functions:
             if isinstance(function, dict):
-                self._keep(function.get("name"))
-                self._keep(function.get("arguments"))
+                seen = self._keep(function.get("name")) or seen
+                seen = self._keep(function.get("arguments")) or seen
+        return seen
 
-    def _keep(self, value: Any) -> None:
+    def _keep(self, value: Any) -> bool:
         if isinstance(value, str) and value:
-            self._text.append(value)
+            self.tally.add(value)
+            return True
+        return False
+
+
+_CHARS = CharEstimateCounter()
+
+
+def _chars_over_four(text: str) -> int:
+    return _CHARS.count_text(text, "")
 
 
 def with_cost(chunk_json: Mapping[str, Any], cost: Decimal) -> bytes:

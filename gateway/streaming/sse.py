@@ -14,6 +14,10 @@ The decoder follows the WHATWG "event stream interpretation" rules:
 
 Besides the parsed events the decoder hands back each block's exact bytes, so a
 relay can forward the events it does not modify byte-identical (``feed_raw``).
+
+An event is held whole until its blank line arrives, so a decoder given
+``max_event_bytes`` raises ``EventTooLarge`` as soon as one block (complete or
+still arriving) is larger: an upstream cannot make it buffer without limit.
 """
 
 from __future__ import annotations
@@ -34,6 +38,14 @@ class SSEEvent:
     retry: int | None = None
 
 
+class EventTooLarge(Exception):
+    """One event (block) of the stream is larger than the decoder's ``max_event_bytes``."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"an event of the stream exceeds {limit} bytes")
+        self.limit = limit
+
+
 class RawEvent(NamedTuple):
     """One block of the stream up to and including its terminating blank line.
 
@@ -52,9 +64,20 @@ class SSEDecoder:
     the tail of the event still being received.
     """
 
-    __slots__ = ("_buf", "_data", "_event", "_last_id", "_pos", "_retry", "_scanned", "_started")
+    __slots__ = (
+        "_buf",
+        "_data",
+        "_event",
+        "_last_id",
+        "_max",
+        "_pos",
+        "_retry",
+        "_scanned",
+        "_started",
+    )
 
-    def __init__(self) -> None:
+    def __init__(self, max_event_bytes: int | None = None) -> None:
+        self._max = max_event_bytes
         # The current block's bytes (kept whole for ``raw``) followed by unread bytes.
         self._buf = bytearray()
         self._pos = 0  # where the first line not yet interpreted starts in _buf
@@ -70,7 +93,10 @@ class SSEDecoder:
 
     def feed_raw(self, chunk: bytes) -> list[RawEvent]:
         self._buf += chunk
-        return self._drain(final=False)
+        out = self._drain(final=False)
+        if self._max is not None and len(self._buf) > self._max:
+            raise EventTooLarge(self._max)  # the event still arriving is too large already
+        return out
 
     def flush(self) -> list[SSEEvent]:
         """End of stream: a pending line ending in ``\\r`` completes; the rest is discarded."""
@@ -108,6 +134,8 @@ class SSEDecoder:
             if end < 0:
                 end = size  # at end of stream a trailing \r ends its line
             if start == pos:
+                if self._max is not None and end - block > self._max:
+                    raise EventTooLarge(self._max)
                 out.append(self._dispatch(bytes(buf[block:end])))
                 block = end
             elif buf[pos] != 0x3A:  # ":" starts a comment

@@ -11,7 +11,7 @@ import httpx
 import msgspec
 
 from gateway.inbound import Endpoint
-from gateway.streaming.sse import SSEDecoder, encode_event
+from gateway.streaming.sse import EventTooLarge, SSEDecoder, encode_event
 from gateway.upstream.anthropic_errors import TranslationError, error_envelope, map_error
 from gateway.upstream.anthropic_stream import StreamTranslator
 from gateway.upstream.anthropic_translate import (
@@ -36,7 +36,8 @@ class AnthropicAdapter:
 
     async def complete(self, call: UpstreamCall) -> UpstreamReply:
         request = _translated(call)
-        message = await read_json_object(await self._send(call, request))
+        response = await self._send(call, request)
+        message = await read_json_object(response, self._client.limits.body_bytes)
         if message.get("type") == "error":
             raise UpstreamError("invalid_response", "upstream answered no message")
         body = from_messages_response(message, int(time.time()), request.response_tool)
@@ -51,7 +52,7 @@ class AnthropicAdapter:
         request = _translated(call)
         response = await self._send(call, request)
         translator = StreamTranslator(call.model.name, int(time.time()), request.response_tool)
-        events = _translate(response, translator)
+        events = _translate(response, translator, self._client.limits.event_bytes)
         try:
             first = await anext(events)
         except StopAsyncIteration:
@@ -124,10 +125,10 @@ def _translated(call: UpstreamCall) -> MessagesRequest:
 
 
 async def _translate(
-    response: httpx.Response, translator: StreamTranslator
+    response: httpx.Response, translator: StreamTranslator, max_event_bytes: int
 ) -> AsyncGenerator[bytes, None]:
     """Anthropic SSE in, OpenAI SSE out; the usage chunk and [DONE] at message_stop."""
-    decoder = SSEDecoder()
+    decoder = SSEDecoder(max_event_bytes)
     try:
         async for chunk in body_chunks(response):
             for event in decoder.feed(chunk):
@@ -143,6 +144,10 @@ async def _translate(
                     return
     except (httpx.HTTPError, aiohttp.ClientError) as exc:
         raise UpstreamError("stream_cut", f"upstream stream broke: {type(exc).__name__}") from exc
+    except EventTooLarge as exc:
+        raise UpstreamError(
+            "oversize", f"an upstream stream event exceeds {exc.limit} bytes"
+        ) from exc
     finally:
         await response.aclose()
 

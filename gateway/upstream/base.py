@@ -2,7 +2,8 @@
 
     UpstreamError                 raised by adapters, classified by ``kind``
       kinds: timeout, connect, http_5xx, http_429, http_408, http_4xx,
-             auth_rejected (401/403), invalid_response (3xx too), stream_cut
+             auth_rejected (401/403), invalid_response (3xx too),
+             oversize (an answer or event past its size cap), stream_cut
 
 Adapters translate httpx/aiohttp failures into ``UpstreamError`` at this
 boundary (``raise ... from exc``); nothing above ``upstream`` sees httpx.
@@ -18,15 +19,26 @@ from gateway.domain.model import Model, Provider
 from gateway.domain.usage import Usage
 from gateway.inbound import Endpoint
 
-# An unusable 2xx answer (invalid JSON, no message) or a redirect is the provider's fault,
-# like a 5xx. "Retryable" means another attempt may answer: a retry or a fallback.
+# An unusable 2xx answer (invalid JSON, no message, too large) or a redirect is the
+# provider's fault, like a 5xx. "Retryable" means another attempt may answer: a retry
+# or a fallback.
 RETRYABLE_KINDS = frozenset(
-    {"timeout", "connect", "http_5xx", "http_429", "http_408", "invalid_response", "auth_rejected"}
+    {
+        "timeout",
+        "connect",
+        "http_5xx",
+        "http_429",
+        "http_408",
+        "invalid_response",
+        "auth_rejected",
+        "oversize",
+    }
 )
 
 # Failures another try on the same provider cannot mend: only the fallbacks may answer.
-# A provider refusing the gateway's own credentials refuses them again a moment later.
-SAME_PROVIDER_FUTILE = frozenset({"circuit_open", "auth_rejected"})
+# A provider refusing the gateway's own credentials refuses them again a moment later;
+# an answer too large to read would come back just as large.
+SAME_PROVIDER_FUTILE = frozenset({"circuit_open", "auth_rejected", "oversize"})
 
 # The telemetry row's error_class for each kind.
 ERROR_CLASS = {
@@ -38,6 +50,7 @@ ERROR_CLASS = {
     "http_4xx": "upstream_4xx",
     "auth_rejected": "upstream_auth",
     "invalid_response": "invalid_upstream_response",
+    "oversize": "invalid_upstream_response",
     "stream_cut": "stream_cut",
     "circuit_open": "circuit_open",
 }

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 
 import aiohttp
 import httpx
@@ -19,6 +20,14 @@ from httpx_aiohttp import AiohttpTransport
 Transport = httpx.AsyncBaseTransport  # what tests may plug in (e.g. httpx.MockTransport)
 
 POOL_LIMITS = httpx.Limits(max_connections=512, max_keepalive_connections=128, keepalive_expiry=30)
+
+
+@dataclass(frozen=True, slots=True)
+class ReadLimits:
+    """How much of an upstream answer the gateway holds at once (``server.maxUpstream*``)."""
+
+    body_bytes: int = 64 * 1024 * 1024  # a whole (non-stream) answer
+    event_bytes: int = 8 * 1024 * 1024  # one event of a stream
 
 
 class UpstreamHTTP:
@@ -30,7 +39,10 @@ class UpstreamHTTP:
     next), and skipping those layers saved ~0.15 ms a call here.
     """
 
-    def __init__(self, transport: httpx.AsyncBaseTransport | None = None) -> None:
+    def __init__(
+        self, transport: httpx.AsyncBaseTransport | None = None, limits: ReadLimits | None = None
+    ) -> None:
+        self.limits = limits or ReadLimits()
         self.transport = transport or _default_transport()
         self.client = httpx.AsyncClient(
             transport=self.transport, limits=POOL_LIMITS, follow_redirects=False, trust_env=False

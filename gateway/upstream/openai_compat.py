@@ -47,7 +47,8 @@ class OpenAICompatAdapter:
         return body
 
     async def complete(self, call: UpstreamCall) -> UpstreamReply:
-        body = await read_json_object(await self._send(call, ask_usage=False))
+        response = await self._send(call, ask_usage=False)
+        body = await read_json_object(response, self._client.limits.body_bytes)
         if "error" in body and "choices" not in body and "data" not in body:
             # Some upstreams report a failure after a 200 (it was sent before the work began).
             raise UpstreamError("invalid_response", "upstream answered an error with a 2xx status")
@@ -172,10 +173,11 @@ async def _relay(
         await response.aclose()
 
 
-async def read_json_object(response: httpx.Response) -> dict[str, Any]:
-    """Read a whole answer and decode it; anything but a JSON object is invalid."""
+async def read_json_object(response: httpx.Response, limit: int) -> dict[str, Any]:
+    """Read a whole answer (at most ``limit`` bytes) and decode it; anything but a JSON
+    object is invalid."""
     try:
-        raw = await read_all(response)
+        raw = await read_capped(response, limit)
     finally:
         await response.aclose()
     try:
@@ -185,6 +187,29 @@ async def read_json_object(response: httpx.Response) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise UpstreamError("invalid_response", "upstream answered a non-object")
     return body
+
+
+async def read_capped(response: httpx.Response, limit: int) -> bytes:
+    """The whole body; past ``limit`` bytes an ``oversize`` UpstreamError, reading no more
+    (the caller closes the response, and with it the connection)."""
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise _oversize_body(limit)
+    parts: list[bytes] = []
+    size = 0
+    try:
+        async for chunk in body_chunks(response):
+            size += len(chunk)
+            if size > limit:
+                raise _oversize_body(limit)
+            parts.append(chunk)
+    except (httpx.HTTPError, aiohttp.ClientError) as exc:
+        raise classify_transport_error(exc) from exc
+    return b"".join(parts)
+
+
+def _oversize_body(limit: int) -> UpstreamError:
+    return UpstreamError("oversize", f"the upstream's answer exceeds {limit} bytes")
 
 
 async def read_all(response: httpx.Response, limit: int | None = None) -> bytes:

@@ -8,6 +8,13 @@ SHA-1 of its URL), checks its SHA-256 itself (tiktoken would delete a bad file a
 download it again), and only then asks tiktoken for the encoding. If any of that
 fails the counter counts characters/4 and reports ``estimated``; it never raises.
 ``gateway tokenizer fetch`` (``download.py``) puts the files where this looks.
+
+Memory: an encoding costs tens of megabytes (o200k_base ~43 MB, cl100k_base ~25 MB
+in tiktoken's Rust core). The counter loads only the encodings its models need,
+builds each ``Encoding`` itself rather than through tiktoken's process-wide
+registry, and then drops the Python dict of mergeable ranks the ``Encoding``
+keeps beside the Rust core (another ~15 and ~28 MB): counting reads the Rust
+core alone, and that dict only serves pickling, which nothing here does.
 """
 
 from __future__ import annotations
@@ -22,6 +29,9 @@ from typing import Any, Protocol
 
 import msgspec
 import tiktoken
+from tiktoken_ext import openai_public  # type: ignore[import-untyped]
+
+from gateway.usage.tally import count_sliced
 
 # tiktoken's per-message framing, from OpenAI's cookbook "How to count tokens".
 TOKENS_PER_MESSAGE = 3
@@ -29,6 +39,8 @@ TOKENS_PER_NAME = 1
 TOKENS_REPLY_PRIMING = 3
 
 _O200K_PREFIXES = ("gpt-4o", "chatgpt-4o", "o1", "o3", "o4", "gpt-4.1", "gpt-4.5", "gpt-5")
+# OpenAI's earlier models (checked after the prefixes above: "gpt-4o" starts with "gpt-4").
+_CL100K_PREFIXES = ("gpt-4", "gpt-3", "gpt-35", "text-embedding-", "davinci", "babbage")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,16 +62,22 @@ ENCODING_FILES = {
 }
 
 
-class TokenCounter(Protocol):
+class TextCounter(Protocol):
+    def count_text(self, text: str, model_name: str) -> int: ...
+
+
+class TokenCounter(TextCounter, Protocol):
     @property
     def estimated(self) -> bool:
         """True when counts are characters/4 rather than a real tokenizer's."""
         ...
 
-    def count_text(self, text: str, model_name: str) -> int: ...
-
     def warm(self) -> None:
         """Load what counting needs now (blocking: call it off the event loop)."""
+        ...
+
+    def encoding_for(self, model_name: str) -> str:
+        """What counts ``model_name``'s text: models that share it share their counts."""
         ...
 
 
@@ -71,15 +89,28 @@ class CharEstimateCounter:
     def warm(self) -> None:
         return None
 
+    def encoding_for(self, model_name: str) -> str:
+        return "characters"
+
     def count_text(self, text: str, model_name: str) -> int:
         return (len(text) + 3) // 4
 
 
 def encoding_name_for(model_name: str) -> str:
     """o200k_base for the GPT-4o generation and later, cl100k_base otherwise."""
+    return own_encoding(model_name) or "cl100k_base"
+
+
+def own_encoding(model_name: str) -> str | None:
+    """The encoding of an OpenAI model's own tokenizer; None for other makers' models,
+    which no tiktoken encoding counts exactly (cl100k_base or another stands in)."""
     name = model_name.rsplit("/", 1)[-1].lower()  # "openai/gpt-4o" on aggregators
     name = name.removeprefix("ft:")
-    return "o200k_base" if name.startswith(_O200K_PREFIXES) else "cl100k_base"
+    if name.startswith(_O200K_PREFIXES):
+        return "o200k_base"
+    if name.startswith(_CL100K_PREFIXES):
+        return "cl100k_base"
+    return None
 
 
 def tiktoken_cache_dir() -> str | None:
@@ -130,25 +161,35 @@ def _load_encoding(name: str) -> tiktoken.Encoding | None:
     if spec is None or not _cached_file_is_valid(spec):
         return None
     try:
-        return tiktoken.get_encoding(name)
+        encoding = tiktoken.Encoding(**openai_public.ENCODING_CONSTRUCTORS[name]())
     except Exception:  # a tokenizer that fails to load must not fail the call
         return None
+    # The Rust core holds its own copy of the ranks; encode_ordinary reads only that.
+    encoding._mergeable_ranks = {}
+    return encoding
 
 
 class TiktokenCounter:
-    """Counts with tiktoken, loading each encoding lazily once (see module doc).
+    """Counts with tiktoken, loading each encoding once (see module doc).
 
-    The first load parses a multi-megabyte file (a fraction of a second): call
-    ``warm()`` at startup, off the event loop, to keep that off the first request.
+    ``encodings`` names the encodings to load (those the configured models need); a
+    model whose encoding is not among them (another maker's model when only GPT-4o
+    generation models are configured) is counted with the first of them rather than
+    loading another for it. None: every known encoding, each when first used.
+    Loading parses a multi-megabyte file (a fraction of a second): call ``warm()``
+    at startup, off the event loop, to keep that off the first request.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, encodings: Iterable[str] | None = None) -> None:
         self._encodings: dict[str, tiktoken.Encoding | None] = {}
         self._lock = threading.Lock()
         self._fallback = CharEstimateCounter()
+        self._wanted: tuple[str, ...] | None = None
+        if encodings is not None:
+            self._wanted = tuple(sorted(set(encodings))) or ("cl100k_base",)
 
     def warm(self) -> None:
-        for name in ENCODING_FILES:
+        for name in self._wanted or ENCODING_FILES:
             self._encoding(name)
 
     @property
@@ -160,14 +201,26 @@ class TiktokenCounter:
         self.warm()
         return [name for name, encoding in self._encodings.items() if encoding is None]
 
+    @property
+    def loaded(self) -> tuple[str, ...]:
+        """The encodings loaded so far."""
+        return tuple(sorted(name for name, enc in self._encodings.items() if enc is not None))
+
+    def encoding_for(self, model_name: str) -> str:
+        name = encoding_name_for(model_name)
+        if self._wanted is None or name in self._wanted:
+            return name
+        return self._wanted[0]
+
     def count_text(self, text: str, model_name: str) -> int:
         if not text:
             return 0
-        encoding = self._encoding(encoding_name_for(model_name))
+        encoding = self._encoding(self.encoding_for(model_name))
         if encoding is None:
             return self._fallback.count_text(text, model_name)
         # Special-token text in a prompt ("<|endoftext|>") is just text to the model.
-        return len(encoding.encode_ordinary(text))
+        # Long texts go in slices: a bounded list of token ids, not one per token of it all.
+        return count_sliced(lambda part: len(encoding.encode_ordinary(part)), text)
 
     def _encoding(self, name: str) -> tiktoken.Encoding | None:
         if name in self._encodings:
@@ -178,8 +231,13 @@ class TiktokenCounter:
             return self._encodings[name]
 
 
-def make_default_counter() -> TokenCounter:
-    return TiktokenCounter()
+def make_default_counter(model_names: Iterable[str] | None = None) -> TokenCounter:
+    """A tiktoken counter; given the configured models' names, it loads the encodings of the
+    OpenAI models among them (cl100k_base when there are none): other makers' models share
+    one of those rather than cost another."""
+    if model_names is None:
+        return TiktokenCounter()
+    return TiktokenCounter({e for name in model_names if (e := own_encoding(name))})
 
 
 def load_warning(counter: TokenCounter) -> str | None:
@@ -192,7 +250,7 @@ def load_warning(counter: TokenCounter) -> str | None:
 
 
 def count_request_tokens(
-    counter: TokenCounter, body: Mapping[str, Any], operation_kind: str, model_name: str
+    counter: TextCounter, body: Mapping[str, Any], operation_kind: str, model_name: str
 ) -> int:
     """Estimated prompt tokens of a request body.
 
@@ -210,7 +268,7 @@ def count_request_tokens(
     return _count_chat(counter, body, model_name)
 
 
-def _count_prompt(counter: TokenCounter, prompt: Any, model_name: str) -> int:
+def _count_prompt(counter: TextCounter, prompt: Any, model_name: str) -> int:
     """A string, a list of strings, a token array or a list of token arrays."""
     if isinstance(prompt, str):
         return counter.count_text(prompt, model_name)
@@ -227,7 +285,7 @@ def _count_prompt(counter: TokenCounter, prompt: Any, model_name: str) -> int:
     return total
 
 
-def _count_chat(counter: TokenCounter, body: Mapping[str, Any], model_name: str) -> int:
+def _count_chat(counter: TextCounter, body: Mapping[str, Any], model_name: str) -> int:
     messages = body.get("messages")
     if not isinstance(messages, list):
         return 0

@@ -7,13 +7,18 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.support.fake_shapes import Behavior, raw_failure, send_event, words
+from tests.support.fake_shapes import Behavior, raw_failure, send_event, send_padding, words
 
 
 class AnthropicRoutes:
     """Mixed into FakeUpstream: the routes under /anthropic/v1."""
 
+    oversize_sent: list[int]
+
     async def _record(self, request: web.Request) -> tuple[dict[str, Any], Behavior]:
+        raise NotImplementedError
+
+    async def _oversize(self, request: web.Request, size: int) -> web.StreamResponse:
         raise NotImplementedError
 
     async def _anthropic(self, request: web.Request) -> web.StreamResponse:
@@ -31,6 +36,8 @@ class AnthropicRoutes:
             "cache_creation_input_tokens": behavior.cache_write_tokens,
         }
         model = str(body.get("model"))
+        if not body.get("stream") and behavior.oversize_bytes:
+            return await self._oversize(request, behavior.oversize_bytes)
         forced = _forced_tool(body, behavior)
         if not body.get("stream"):
             content, stop_reason = _anthropic_content(behavior)
@@ -146,6 +153,12 @@ class AnthropicRoutes:
             {"type": "content_block_start", "index": 0, "content_block": block},
         )
         for index, piece in enumerate(pieces):
+            if behavior.oversize_bytes and index >= behavior.oversize_event_after:
+                head = b'event: content_block_delta\ndata: {"pad": "'
+                self.oversize_sent.append(
+                    await send_padding(response, head, behavior.oversize_bytes)
+                )
+                return False
             if behavior.cut_after is not None and index >= behavior.cut_after:
                 assert request.transport is not None
                 request.transport.abort()

@@ -29,6 +29,10 @@ class Behavior:
     tool_call: bool = False
     chunk_delay_ms: float = 0.0  # stream: pause between chunks
     raw_answer: bytes | None = None  # answered as is with status 200 (e.g. not JSON)
+    # Too large to hold: a whole answer this many bytes long (chunked, no length), or in a
+    # stream, after ``oversize_event_after`` content chunks, one event this long.
+    oversize_bytes: int = 0
+    oversize_event_after: int = 0
     inject: bytes = b""  # stream: raw SSE bytes written before content piece `inject_at`
     inject_at: int | None = None  # 0: before the very first event
     gzip_stream: bool = False  # stream: compressed, whatever the request's accept-encoding
@@ -75,6 +79,23 @@ def words(text: str) -> list[str]:
 
 async def send_data(response: web.StreamResponse, payload: dict[str, Any]) -> None:
     await response.write(b"data: " + json.dumps(payload).encode() + b"\n\n")
+
+
+async def send_padding(response: web.StreamResponse, head: bytes, size: int) -> int:
+    """Write ``head`` then filler up to ``size`` bytes, in 64 KiB writes, until the reader
+    goes away; the bytes written."""
+    sent = 0
+    block = b"x" * 65536
+    try:
+        await response.write(head)
+        sent = len(head)
+        while sent < size:
+            part = block[: size - sent]
+            await response.write(part)
+            sent += len(part)
+    except (ConnectionError, RuntimeError):
+        pass
+    return sent
 
 
 async def send_event(response: web.StreamResponse, name: str, payload: dict[str, Any]) -> None:

@@ -20,6 +20,7 @@ from tests.support.fake_shapes import (
     Received,
     raw_failure,
     send_data,
+    send_padding,
     usage_of,
     words,
 )
@@ -32,6 +33,7 @@ class FakeUpstream(AnthropicRoutes):
         self.received: list[Received] = []
         self.calls: Counter[str] = Counter()
         self.streams_abandoned = 0  # streams whose reader went away before the end
+        self.oversize_sent: list[int] = []  # bytes written of each oversize answer or event
         self._thread = LoopThread("fake-upstream")
         self._sock = loopback_socket()
         self.port: int = self._sock.getsockname()[1]
@@ -49,6 +51,7 @@ class FakeUpstream(AnthropicRoutes):
         self.received.clear()
         self.calls.clear()
         self.streams_abandoned = 0
+        self.oversize_sent.clear()
 
     def close(self) -> None:
         if self._runner is not None:
@@ -106,6 +109,8 @@ class FakeUpstream(AnthropicRoutes):
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             return await self._stream(request, behavior, model, include_usage, chat=True)
+        if behavior.oversize_bytes:
+            return await self._oversize(request, behavior.oversize_bytes)
         message: dict[str, Any] = {"role": "assistant", "content": behavior.content}
         finish = "stop"
         if behavior.tool_call:
@@ -174,6 +179,13 @@ class FakeUpstream(AnthropicRoutes):
             }
         return web.json_response(answer)
 
+    async def _oversize(self, request: web.Request, size: int) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"content-type": "application/json"})
+        await response.prepare(request)
+        sent = await send_padding(response, b'{"id": "chatcmpl-huge", "pad": "', size)
+        self.oversize_sent.append(sent)
+        return response
+
     async def _stream(
         self,
         request: web.Request,
@@ -191,6 +203,10 @@ class FakeUpstream(AnthropicRoutes):
         base = {"id": "chatcmpl-fake", "created": int(time.time()), "model": model}
         obj = "chat.completion.chunk" if chat else "text_completion"
         for index, piece in enumerate(pieces):
+            if behavior.oversize_bytes and index >= behavior.oversize_event_after:
+                sent = await send_padding(response, b'data: {"pad": "', behavior.oversize_bytes)
+                self.oversize_sent.append(sent)
+                return response
             if behavior.cut_after is not None and index >= behavior.cut_after:
                 assert request.transport is not None
                 request.transport.abort()  # a cut mid-stream: no terminating chunk

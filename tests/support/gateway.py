@@ -14,6 +14,7 @@ from gateway.config.loader import load_config_text
 from gateway.db.migrate import upgrade
 from gateway.db.tables import telemetry, usage_daily
 from gateway.runtime import Runtime
+from gateway.usage.tokens import TokenCounter
 from tests.support.servers import UvicornServer
 
 TEST_KEY = "sk-test-alice-0123456789"
@@ -23,10 +24,16 @@ ENVIRON = {"ALICE_KEY": TEST_KEY, "BOB_KEY": OTHER_KEY, "ADMIN_KEY": ADMIN_KEY}
 
 
 class RunningGateway:
-    def __init__(self, yaml_text: str, environ: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        yaml_text: str,
+        environ: dict[str, str] | None = None,
+        *,
+        counter: TokenCounter | None = None,
+    ) -> None:
         self.config = load_config_text(yaml_text, {**ENVIRON, **(environ or {})})
         upgrade(self.config.database.url)
-        self.app = create_app(self.config)
+        self.app = create_app(self.config, counter=counter)
         self.server = UvicornServer(self.app, options=uvicorn_options(self.config.server))
         self.url = self.server.url
         self.runtime: Runtime = self.app.state.runtime

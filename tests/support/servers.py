@@ -31,6 +31,7 @@ class LoopThread:
     """An event loop in a daemon thread; run coroutines on it from the test thread."""
 
     def __init__(self, name: str) -> None:
+        self.name = name  # the thread's name
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, name=name, daemon=True)
         self._thread.start()

@@ -52,7 +52,7 @@ def _prompt_only(request: InboundRequest) -> int:
 def test_worst_case_is_prompt_plus_the_requests_max_tokens_priced() -> None:
     request = _request(max_tokens=100)
     prompt = _prompt_only(request)
-    held = worst_case(request, PRICED, COUNTER)
+    held = worst_case(request, PRICED, prompt)
     assert held.requests == 1
     assert held.tokens == prompt + 100
     assert held.cost == (Decimal(prompt) * 1 + 100 * 2) / Decimal(1_000_000)
@@ -60,34 +60,35 @@ def test_worst_case_is_prompt_plus_the_requests_max_tokens_priced() -> None:
 
 def test_max_completion_tokens_takes_precedence_over_max_tokens() -> None:
     request = _request(max_tokens=100, max_completion_tokens=30)
-    assert worst_case(request, PRICED, COUNTER).tokens == _prompt_only(request) + 30
+    assert worst_case(request, PRICED, _prompt_only(request)).tokens == _prompt_only(request) + 30
 
 
 def test_without_max_tokens_the_models_max_output_bounds_the_hold() -> None:
     request = _request()
-    assert worst_case(request, PRICED, COUNTER).tokens == _prompt_only(request) + 1000
+    assert worst_case(request, PRICED, _prompt_only(request)).tokens == _prompt_only(request) + 1000
 
 
 def test_without_any_bound_a_default_output_is_held() -> None:
     request = _request()
-    held = worst_case(request, None, COUNTER)
+    held = worst_case(request, None, _prompt_only(request))
     assert held.tokens == _prompt_only(request) + DEFAULT_MAX_OUTPUT_TOKENS
     assert held.cost == 0  # no model, no price: nothing to hold in money
 
 
 def test_several_choices_hold_their_output_each() -> None:
     request = _request(max_tokens=50, n=3)
-    assert worst_case(request, PRICED, COUNTER).tokens == _prompt_only(request) + 150
+    assert worst_case(request, PRICED, _prompt_only(request)).tokens == _prompt_only(request) + 150
 
 
 def test_embeddings_hold_no_output() -> None:
     request = _request(Endpoint.EMBEDDINGS)
-    assert worst_case(request, PRICED, COUNTER).tokens == 10  # 40 characters / 4
+    prompt = count_request_tokens(COUNTER, request.body, "embedding", "small-model")
+    assert worst_case(request, PRICED, prompt).tokens == prompt == 10  # 40 characters / 4
 
 
 def test_unpriced_model_holds_no_cost() -> None:
     unpriced = Model(id="free", provider="p", name="free", max_output_tokens=10)
-    assert worst_case(_request(), unpriced, COUNTER).cost == 0
+    assert worst_case(_request(), unpriced, 10).cost == 0
 
 
 def _record(**fields: Any) -> TelemetryRecord:
@@ -149,15 +150,29 @@ def test_refusal_names_the_measure_that_is_used_up() -> None:
     assert "daily requests budget of 10 requests" in error.message
 
 
+def test_a_refusal_says_when_the_prompt_was_held_at_its_upper_bound() -> None:
+    line = _line(tokens=1000)
+    held, used = Amounts(1, 4000, Decimal(0)), Amounts(3, 950, Decimal(0))
+    bounded = refusal(line, held, used, NOW, prompt_upper_bound=True)
+    assert "too large to count exactly" in bounded.message
+    assert "upper bound" in bounded.message
+    assert "upper bound" not in refusal(line, held, used, NOW).message
+    by_requests = refusal(
+        _line(requests=1), held, Amounts(1, 0, Decimal(0)), NOW, prompt_upper_bound=True
+    )
+    assert "upper bound" not in by_requests.message  # the prompt's size is not what refused
+
+
 def test_a_null_max_completion_tokens_leaves_max_tokens_bounding_the_hold() -> None:
     request = _request(max_completion_tokens=None, max_tokens=100_000)
-    assert worst_case(request, PRICED, COUNTER).tokens == _prompt_only(request) + 100_000
+    prompt = _prompt_only(request)
+    assert worst_case(request, PRICED, prompt).tokens == prompt + 100_000
 
 
 def test_best_of_on_completions_holds_every_generated_choice() -> None:
     request = _request(Endpoint.COMPLETIONS, prompt="p" * 40, max_tokens=50, n=2, best_of=5)
     prompt = count_request_tokens(COUNTER, request.body, "completion", "small-model")
-    assert worst_case(request, PRICED, COUNTER).tokens == prompt + 250
+    assert worst_case(request, PRICED, prompt).tokens == prompt + 250
 
 
 def test_a_worst_case_dearer_than_a_counter_holds_is_held_at_the_column_limit() -> None:
@@ -168,4 +183,4 @@ def test_a_worst_case_dearer_than_a_counter_holds_is_held_at_the_column_limit() 
         price=Price(input=Decimal("1000"), output=Decimal("1000")),
     )
     request = _request(max_tokens=2**31 - 1, n=128)
-    assert worst_case(request, dear, COUNTER).cost == MAX_HELD_COST
+    assert worst_case(request, dear, _prompt_only(request)).cost == MAX_HELD_COST

@@ -22,7 +22,8 @@ from gateway.domain.settings import ApiKey
 from gateway.hooks import Reservation
 from gateway.inbound import Endpoint, parse_inbound
 from gateway.telemetry.records import TelemetryRecord
-from gateway.usage.tokens import CharEstimateCounter
+from gateway.usage.tokens import CharEstimateCounter, TiktokenCounter
+from tests.support.counters import WatchedCounter
 
 REQUEST = parse_inbound(
     Endpoint.CHAT, msgspec.json.encode({"model": "chat", "messages": [{"role": "user"}]})
@@ -128,6 +129,22 @@ async def test_what_an_outage_admitted_refuses_calls_past_the_limit_on_its_own()
     assert gate.unchecked == 5
 
 
+async def test_an_outage_refusal_of_a_prompt_too_large_to_count_says_it_was_bounded() -> None:
+    gate = _gate()
+    metered = Configuration(
+        id="chat", mode="fixed", budget=BudgetSpec(daily=BudgetLimits(tokens=1_000_000))
+    )
+    text = "word " * 300_000  # 1.5 MB: past what is counted exactly
+    huge = parse_inbound(
+        Endpoint.CHAT,
+        msgspec.json.encode({"model": "chat", "messages": [{"role": "user", "content": text}]}),
+    )
+    assert await gate.reserve(None, metered, huge, _no_models) is not None  # admitted unchecked
+    with pytest.raises(BudgetExceeded) as caught:
+        await gate.reserve(None, metered, huge, _no_models)  # its own remembered use refuses
+    assert "too large to count exactly" in caught.value.message
+
+
 async def test_an_unchecked_call_that_ends_owes_its_actual_figures() -> None:
     gate = _gate()
     reservation = await gate.reserve(None, BUDGETED, REQUEST, _no_models)
@@ -175,3 +192,22 @@ async def test_a_reservation_settles_once_whoever_asks_again() -> None:
     assert reservation.token is None  # a second settle finds nothing to settle
     await gate.settle(reservation, _record())
     assert len(gate.recovery.deferred) == 1
+
+
+async def test_the_hold_counts_the_prompt_once_per_encoding_for_every_candidate_model() -> None:
+    counter = WatchedCounter(inner=TiktokenCounter())
+    engine = create_engine(DEAD_POSTGRES)
+    _ENGINES.append(engine)
+    gate = DatabaseBudgets(engine, counter, hold_seconds=60)
+    metered = Configuration(
+        id="chat", mode="fixed", budget=BudgetSpec(daily=BudgetLimits(tokens=9))
+    )
+    request = parse_inbound(
+        Endpoint.CHAT,
+        msgspec.json.encode({"model": "chat", "messages": [{"role": "user", "content": "hi"}]}),
+    )
+    names = ["gpt-4o", "gpt-4o-mini", "gpt-4", "claude-3-5-sonnet"]
+    candidates = [Model(id=name, provider="p", name=name) for name in names]
+    await gate.reserve(None, metered, request, lambda: candidates)  # then the database fails
+    assert set(request.token_counts) == {"o200k_base", "cl100k_base"}
+    assert len([c for c in counter.counted if c.text_chars == 2]) == 2  # "hi", per encoding

@@ -14,6 +14,8 @@ def test_absent_sections_take_the_documented_defaults() -> None:
 
     assert (config.server.host, config.server.port, config.server.workers) == ("127.0.0.1", 4000, 1)
     assert config.server.max_body_bytes == 16777216
+    assert config.server.max_upstream_body_bytes == 64 * 1024 * 1024
+    assert config.server.max_upstream_event_bytes == 8 * 1024 * 1024
     assert config.server.request_timeout_seconds == 600
     assert config.database.url == "sqlite+aiosqlite:///gateway.db"
     assert (config.telemetry.enabled, config.telemetry.retention_days) == (True, 90)
@@ -94,3 +96,9 @@ def test_criteria_configuration_without_criteria_block_takes_empty_criteria() ->
     assert criteria.capabilities == frozenset()
     assert criteria.adapter_types is None
     assert (criteria.min_context_length, criteria.max_cost_input) == (0, Decimal(0))
+
+
+def test_upstream_read_caps_are_set_in_the_server_section() -> None:
+    config = load(MINIMAL + "server: {maxUpstreamBodyBytes: 1048576, maxUpstreamEventBytes: 65536}")
+    assert config.server.max_upstream_body_bytes == 1048576
+    assert config.server.max_upstream_event_bytes == 65536

@@ -139,6 +139,14 @@ def test_non_positive_list_price_ceiling_is_an_error(ceiling: str) -> None:
         ("server: {port: 70000}", "server.port: must be <= 65535"),
         ("server: {workers: 0}", "server.workers: must be >= 1"),
         ("server: {requestTimeoutSeconds: 0}", "server.requestTimeoutSeconds: must be > 0"),
+        (
+            "server: {maxUpstreamBodyBytes: 1024}",
+            "server.maxUpstreamBodyBytes: must be >= 65536",
+        ),
+        (
+            "server: {maxUpstreamEventBytes: 0}",
+            "server.maxUpstreamEventBytes: must be >= 65536",
+        ),
         ("database: {url: ''}", "database.url: must not be empty"),
         ("circuitBreaker: {failureThreshold: 0}", "circuitBreaker.failureThreshold: must be >= 1"),
     ],

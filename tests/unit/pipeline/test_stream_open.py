@@ -6,8 +6,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from gateway.pipeline.stream_open import open_checked
+from gateway.domain.usage import TokenCount
+from gateway.pipeline.stream_open import counting_tracker, open_checked
+from gateway.streaming.sse import EventTooLarge
 from gateway.upstream.base import UpstreamError
+from gateway.usage.tokens import CharEstimateCounter
 
 EVENT = b'data: {"choices": [{"delta": {"content": "hi"}}]}\n\n'
 
@@ -36,13 +39,20 @@ class Chunks:
         self.closed = True
 
 
+class _Chars(CharEstimateCounter):
+    """One token per character: what was counted shows in the total."""
+
+    def count_text(self, text: str, model_name: str) -> int:
+        return len(text)
+
+
 async def test_reads_until_a_block_is_complete_and_hands_it_over_observed() -> None:
     chunks = Chunks(EVENT[:10], EVENT[10:] + b"data: [DONE]", b"\n\n")
-    opened = await open_checked(chunks)
+    opened = await open_checked(chunks, counting_tracker(_Chars(), "m"))
     assert chunks.read == 2 and not chunks.closed
     ((raw, seen),) = opened.held
     assert raw.raw == EVENT and seen is not None and seen.has_content
-    assert opened.tracker.output_text == "hi"
+    assert opened.tracker.estimate_output_tokens() == TokenCount(2)  # "hi", by its counter
     # The rest of what was read stays in the decoder, for the relay.
     assert [r.raw for r in opened.decoder.feed_raw(b"\n\n")] == [b"data: [DONE]\n\n"]
 
@@ -83,3 +93,20 @@ async def test_a_cut_before_the_first_block_becomes_retryable() -> None:
         await open_checked(chunks)
     assert caught.value.kind == "stream_cut" and caught.value.retryable
     assert chunks.closed
+
+
+async def test_a_first_event_past_the_cap_is_oversize_and_retryable_before_any_byte() -> None:
+    head = b'data: {"pad": "'
+    chunks = Chunks(head + b"x" * 600, b"x" * 600, b'"}\n\n')
+    with pytest.raises(UpstreamError) as caught:
+        await open_checked(chunks, max_event_bytes=1_000)
+    assert caught.value.kind == "oversize" and caught.value.retryable
+    assert "1000 bytes" in caught.value.message
+    assert chunks.read == 2 and chunks.closed  # read no further than the cap
+
+
+async def test_the_capped_decoder_is_handed_over_for_the_rest_of_the_stream() -> None:
+    opened = await open_checked(Chunks(EVENT), max_event_bytes=1_000)
+    assert opened.decoder.feed_raw(EVENT) != []
+    with pytest.raises(EventTooLarge):
+        opened.decoder.feed_raw(b"data: " + b"y" * 2_000)

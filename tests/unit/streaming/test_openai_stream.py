@@ -6,10 +6,10 @@ import json
 from decimal import Decimal
 from typing import Any
 
-from gateway.domain.usage import Usage
+from gateway.domain.usage import TokenCount, Usage
 from gateway.streaming.openai_stream import Observation, StreamUsageTracker, with_cost
 from gateway.streaming.sse import SSEDecoder, SSEEvent
-from gateway.usage.tokens import CharEstimateCounter
+from gateway.usage.tally import TokenTally
 
 
 def _chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
@@ -45,8 +45,32 @@ def _observe_all(tracker: StreamUsageTracker, datas: list[str]) -> list[Observat
     return [tracker.observe(data) for data in datas]
 
 
+class _Recorder:
+    """Counts one token per character and keeps what it was asked to count."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def __call__(self, text: str) -> int:
+        self.texts.append(text)
+        return len(text)
+
+
+def _recording() -> tuple[StreamUsageTracker, _Recorder]:
+    recorder = _Recorder()
+    return StreamUsageTracker(TokenTally(recorder)), recorder
+
+
+def _counted_text(tracker: StreamUsageTracker, recorder: _Recorder) -> str:
+    """All the text the tracker counted (its estimate is one token per character)."""
+    estimate = tracker.estimate_output_tokens()
+    text = "".join(recorder.texts)
+    assert estimate == TokenCount(len(text))
+    return text
+
+
 def test_stream_with_final_usage_chunk_records_usage_and_marks_it_usage_only() -> None:
-    tracker = StreamUsageTracker()
+    tracker, recorder = _recording()
     datas = [
         _chunk({"role": "assistant", "content": ""}),
         _chunk({"content": "Hello"}),
@@ -63,20 +87,20 @@ def test_stream_with_final_usage_chunk_records_usage_and_marks_it_usage_only() -
     assert tracker.usage == Usage(input_tokens=12, output_tokens=3)
     assert tracker.model == "gpt-4o-mini-2024-07-18"
     assert tracker.finish_reason == "stop"
-    assert tracker.output_text == "Hello world"
+    assert _counted_text(tracker, recorder) == "Hello world"
     assert tracker.error is None
 
 
-def test_stream_without_usage_keeps_text_for_an_estimate() -> None:
-    tracker = StreamUsageTracker()
+def test_stream_without_usage_counts_its_text_for_an_estimate() -> None:
+    tracker = StreamUsageTracker()  # characters/4 by default
     _observe_all(tracker, [_chunk({"content": "abcdefgh"}), _chunk({}, finish="length"), "[DONE]"])
     assert tracker.usage is None
     assert tracker.finish_reason == "length"
-    assert tracker.estimate_output_tokens(CharEstimateCounter(), "any") == 2
+    assert tracker.estimate_output_tokens() == TokenCount(2)
 
 
 def test_tool_call_deltas_accumulate_name_and_arguments() -> None:
-    tracker = StreamUsageTracker()
+    tracker, recorder = _recording()
     call = {"index": 0, "id": "call_1", "type": "function"}
     _observe_all(
         tracker,
@@ -89,15 +113,15 @@ def test_tool_call_deltas_accumulate_name_and_arguments() -> None:
             _chunk({}, finish="tool_calls"),
         ],
     )
-    assert tracker.output_text == 'get_weather{"city":"Paris"}'
+    assert _counted_text(tracker, recorder) == 'get_weather{"city":"Paris"}'
     assert tracker.finish_reason == "tool_calls"
 
 
 def test_completions_text_is_accumulated() -> None:
-    tracker = StreamUsageTracker()
+    tracker, recorder = _recording()
     chunk = {"model": "gpt-3.5-turbo-instruct", "choices": [{"text": "Once", "index": 0}]}
     assert tracker.observe(json.dumps(chunk)).has_content
-    assert tracker.output_text == "Once"
+    assert _counted_text(tracker, recorder) == "Once"
 
 
 def test_usage_on_a_chunk_with_choices_is_recorded_but_not_usage_only() -> None:
@@ -144,7 +168,7 @@ def test_an_object_of_an_unexpected_shape_is_opaque_not_invalid() -> None:
 
 
 def test_wrongly_typed_fields_are_ignored() -> None:
-    tracker = StreamUsageTracker()
+    tracker, recorder = _recording()
     weird = [
         {"model": 5, "choices": "nope", "usage": "many"},
         {"choices": [None, 3, {"delta": "x", "finish_reason": 1}]},
@@ -154,7 +178,8 @@ def test_wrongly_typed_fields_are_ignored() -> None:
     for chunk in weird:
         observation = tracker.observe(json.dumps(chunk))
         assert not observation.usage_only and not observation.has_content
-    assert tracker.usage is None and tracker.model is None and tracker.output_text == ""
+    assert tracker.usage is None and tracker.model is None
+    assert _counted_text(tracker, recorder) == ""
 
 
 def test_done_sentinel_tolerates_surrounding_whitespace() -> None:

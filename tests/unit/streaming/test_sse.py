@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.streaming.sse import RawEvent, SSEDecoder, SSEEvent, encode_event
+from gateway.streaming.sse import (
+    EventTooLarge,
+    RawEvent,
+    SSEDecoder,
+    SSEEvent,
+    encode_event,
+)
 
 STREAM = (
     b"\xef\xbb\xbf"
@@ -205,3 +211,26 @@ def test_encode_then_decode_round_trips(data: str, event: str | None) -> None:
 
 def test_encode_event_normalises_crlf_in_data_to_newline() -> None:
     assert SSEDecoder().feed(encode_event("a\r\nb\rc")) == [SSEEvent(event=None, data="a\nb\nc")]
+
+
+def test_an_event_still_arriving_past_the_cap_raises_as_soon_as_it_is_too_large() -> None:
+    decoder = SSEDecoder(max_event_bytes=1_000)
+    assert decoder.feed(b"data: small\n\n") == [SSEEvent(None, "small")]
+    decoder.feed(b"data: " + b"x" * 500)
+    with pytest.raises(EventTooLarge) as caught:
+        decoder.feed(b"x" * 600)  # no blank line yet: it would wait without limit
+    assert caught.value.limit == 1_000
+
+
+def test_a_complete_event_past_the_cap_raises_too() -> None:
+    decoder = SSEDecoder(max_event_bytes=1_000)
+    with pytest.raises(EventTooLarge):
+        decoder.feed(b"data: " + b"y" * 2_000 + b"\n\n")
+
+
+def test_events_up_to_the_cap_pass_and_many_small_ones_never_add_up() -> None:
+    decoder = SSEDecoder(max_event_bytes=64)
+    event = b"data: " + b"z" * 56 + b"\n\n"  # exactly 64 bytes
+    assert len(event) == 64
+    for _ in range(100):
+        assert decoder.feed(event) == [SSEEvent(None, "z" * 56)]

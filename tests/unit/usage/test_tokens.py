@@ -124,10 +124,10 @@ def test_empty_cache_dir_setting_falls_back(
 def test_loader_errors_never_reach_the_caller(
     tiktoken_encodings: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(name: str) -> Any:
+    def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("tiktoken broke")
 
-    monkeypatch.setattr(tiktoken, "get_encoding", broken)
+    monkeypatch.setattr(tiktoken, "Encoding", broken)
     assert TiktokenCounter().count_text("abcdefgh", "gpt-4") == 2
 
 
@@ -233,6 +233,73 @@ def test_malformed_chat_body_counts_what_it_can() -> None:
     assert count_request_tokens(_WordCounter(), {"messages": "nope"}, "chat", "m") == 0
     body = {"messages": [None, "x", {"role": 5, "content": {"a": 1}}]}
     assert count_request_tokens(_WordCounter(), body, "chat", "m") == 3 + 3
+
+
+SAMPLES = [
+    "hello world",
+    "Réponds en français: 你好世界 <|endoftext|> 🙂",
+    "def f(x):\n    return x ** 2  # squared\n\n\n",
+    "word " * 20_000,  # past one slice: counted in slices
+    "nospace" * 12_000,
+]
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_the_gateways_encodings_count_as_tiktokens_own_and_keep_no_rank_table(
+    tiktoken_encodings: Path, name: str
+) -> None:
+    ours = tokens._load_encoding(name)
+    assert ours is not None
+    reference = tiktoken.get_encoding(name)
+    assert ours is not reference  # tiktoken's process-wide registry is left alone
+    assert ours._mergeable_ranks == {}  # the Python copy of the ranks is dropped
+    assert len(reference._mergeable_ranks) > 100_000
+    model = "gpt-4o" if name == "o200k_base" else "gpt-4"
+    counter = TiktokenCounter([name])
+    for text in SAMPLES[:4]:
+        assert counter.count_text(text, model) == len(reference.encode_ordinary(text))
+    spaceless = SAMPLES[4]  # cut without a space to cut at: within a token or two
+    exact = len(reference.encode_ordinary(spaceless))
+    assert abs(counter.count_text(spaceless, model) - exact) <= 2
+
+
+@pytest.mark.parametrize(
+    ("models", "loaded", "claude"),
+    [
+        (["gpt-4o-mini", "claude-3-5-sonnet"], ("o200k_base",), "o200k_base"),
+        (["gpt-4", "claude-3-5-sonnet"], ("cl100k_base",), "cl100k_base"),
+        (["gpt-4o", "text-embedding-3-small"], ("cl100k_base", "o200k_base"), "cl100k_base"),
+        (["llama-3.1-70b", "mistral-small"], ("cl100k_base",), "cl100k_base"),
+        ([], ("cl100k_base",), "cl100k_base"),
+    ],
+)
+def test_only_the_encodings_the_configured_models_need_are_loaded(
+    tiktoken_encodings: Path, models: list[str], loaded: tuple[str, ...], claude: str
+) -> None:
+    counter = make_default_counter(models)
+    assert isinstance(counter, TiktokenCounter)
+    counter.warm()
+    assert counter.loaded == loaded
+    assert counter.encoding_for("claude-3-5-sonnet") == claude
+    for model in models:  # OpenAI's models keep their own encoding
+        if tokens.own_encoding(model):
+            assert counter.encoding_for(model) == encoding_name_for(model)
+
+
+@pytest.mark.parametrize(
+    ("model", "own"),
+    [
+        ("gpt-4o-mini", "o200k_base"),
+        ("openai/gpt-5", "o200k_base"),
+        ("gpt-4-turbo", "cl100k_base"),
+        ("gpt-35-turbo", "cl100k_base"),
+        ("text-embedding-3-large", "cl100k_base"),
+        ("claude-3-5-sonnet", None),
+        ("my-azure-deployment", None),
+    ],
+)
+def test_own_encoding_is_known_for_openai_models_only(model: str, own: str | None) -> None:
+    assert tokens.own_encoding(model) == own
 
 
 def test_a_test_needing_exact_counts_fails_naming_tiktoken_and_the_variable(

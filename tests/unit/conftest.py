@@ -1,3 +1,5 @@
+"""Fixtures shared by the unit tests: a tiktoken cache folder that holds no encodings."""
+
 from __future__ import annotations
 
 from pathlib import Path
