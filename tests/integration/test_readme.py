@@ -1,5 +1,6 @@
-"""The README's examples work as written: its configuration walkthrough passes `gateway
-check`, and its OpenAI SDK example runs against a real server."""
+"""The README's and the docs' examples work as written: the complete example of
+docs/configuration.md and the README's quick start pass `gateway check`, and the README's
+OpenAI SDK example runs against a real server."""
 
 from __future__ import annotations
 
@@ -15,35 +16,65 @@ from tests.support.gateway import RunningGateway
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-WALKTHROUGH_ENV = {
+CONFIGURATION_DOC = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+EXAMPLE_ENV = {
     "GATEWAY_ADMIN_KEY": "admin-secret-123",
     "ALICE_KEY": "alice-secret-456",
     "OPENAI_API_KEY": "sk-openai-789",
     "ANTHROPIC_API_KEY": "sk-ant-012",
 }
+QUICK_START_ENV = {"GATEWAY_KEY": "gateway-secret-345", "OPENAI_API_KEY": "sk-openai-789"}
 
 
-def readme_block(heading: str, language: str) -> str:
-    """The first ```language block of the README section under ``## heading``."""
-    section = README.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+def markdown_block(text: str, heading: str, language: str) -> str:
+    """The first ```language block of the section under ``## heading``."""
+    assert f"\n## {heading}\n" in text, f"no section '## {heading}'"
+    section = text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
     found = re.search(rf"```{language}\n(.*?)```", section, re.DOTALL)
     assert found, f"no {language} block under '## {heading}'"
     return found.group(1)
 
 
-def test_the_configuration_walkthrough_passes_gateway_check(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+def readme_block(heading: str, language: str) -> str:
+    return markdown_block(README, heading, language)
+
+
+def _passes_check_and_needs(
+    yaml: str,
+    env: dict[str, str],
+    needed: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     config = tmp_path / "config.yaml"
-    config.write_text(readme_block("Configuration walkthrough", "yaml"))
-    for name, value in WALKTHROUGH_ENV.items():
+    config.write_text(yaml)
+    for name, value in env.items():
         monkeypatch.setenv(name, value)
     assert main(["check", "--config", str(config)]) == 0, capsys.readouterr().out
     assert capsys.readouterr().out.strip().endswith(": OK")
 
-    monkeypatch.delenv("ANTHROPIC_API_KEY")  # the check is real: a variable it names is needed
+    monkeypatch.delenv(needed)  # the check is real: a variable it names is needed
     assert main(["check", "--config", str(config)]) == 1
-    assert "ANTHROPIC_API_KEY" in capsys.readouterr().out
+    assert needed in capsys.readouterr().out
+
+
+def test_the_complete_example_of_the_configuration_doc_passes_gateway_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    example = markdown_block(CONFIGURATION_DOC, "A complete example", "yaml")
+    _passes_check_and_needs(
+        example, EXAMPLE_ENV, "ANTHROPIC_API_KEY", tmp_path, monkeypatch, capsys
+    )
+
+
+def test_the_readme_quick_start_passes_gateway_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    quick_start = readme_block("Quick start with a real provider", "yaml")
+    _passes_check_and_needs(
+        quick_start, QUICK_START_ENV, "GATEWAY_KEY", tmp_path, monkeypatch, capsys
+    )
 
 
 def test_the_sdk_example_runs_against_the_example_server(tmp_path: Path) -> None:
