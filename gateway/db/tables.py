@@ -80,6 +80,10 @@ telemetry = Table(
     Column("estimated_input_tokens", Integer),
     Column("estimated_output_tokens", Integer),
     Column("estimated_cost", Money),
+    # Migration 0004: streams' output tokens per second, and the model the upstream says
+    # it ran when that is not the model id it was sent (docs/telemetry.md#telemetry).
+    Column("output_tokens_per_second", Double),
+    Column("upstream_model", String(255)),
 )
 
 # Covering index for the call-history GROUP BY (gateway.signals.history): the

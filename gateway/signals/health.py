@@ -17,8 +17,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.db.tables import telemetry
 from gateway.domain import HealthSample
+from gateway.routing.populations import CALLER_FAULTS
 
-CALLER_FAULTS: tuple[str, ...] = ("upstream_4xx", "client_disconnected")
 
 _t = telemetry.c
 

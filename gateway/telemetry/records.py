@@ -51,6 +51,8 @@ class TelemetryRecord(msgspec.Struct, kw_only=True, gc=False):
     estimated_input_tokens: int | None = None
     estimated_output_tokens: int | None = None
     estimated_cost: Decimal | None = None  # the estimate's price, when usage was not reported
+    output_tokens_per_second: float | None = None  # streams: output tokens / generation time
+    upstream_model: str | None = None  # the model the upstream says it ran, when not the one sent
 
 
 _FLAGS = (

@@ -16,12 +16,12 @@ from datetime import UTC, date
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql.dml import Insert
 
 from gateway.db.tables import USAGE_KEY_COLUMNS, usage_daily
 from gateway.telemetry.records import TelemetryRecord
+from gateway.telemetry.upsert import increment_statement
 
 COUNTERS: tuple[str, ...] = ("requests", "input_tokens", "output_tokens", "cost", "estimated_cost")
 
@@ -59,20 +59,5 @@ def usage_increments(records: Iterable[TelemetryRecord]) -> list[dict[str, Any]]
 
 
 def upsert_statement(dialect: Dialect) -> Insert:
-    """``INSERT ... ON CONFLICT DO UPDATE`` (or ``ON DUPLICATE KEY UPDATE``) adding the counters."""
-    if dialect.name in ("mysql", "mariadb"):
-        mysql_insert = mysql.insert(usage_daily)
-        return mysql_insert.on_duplicate_key_update(
-            {name: usage_daily.c[name] + mysql_insert.inserted[name] for name in COUNTERS}
-        )
-    if dialect.name == "postgresql":
-        pg_insert = postgresql.insert(usage_daily)
-        return pg_insert.on_conflict_do_update(
-            index_elements=list(USAGE_KEY_COLUMNS),
-            set_={name: usage_daily.c[name] + pg_insert.excluded[name] for name in COUNTERS},
-        )
-    sqlite_insert = sqlite.insert(usage_daily)
-    return sqlite_insert.on_conflict_do_update(
-        index_elements=list(USAGE_KEY_COLUMNS),
-        set_={name: usage_daily.c[name] + sqlite_insert.excluded[name] for name in COUNTERS},
-    )
+    """The usage_daily upsert: ``requests = usage_daily.requests + excluded.requests``, ..."""
+    return increment_statement(dialect, usage_daily, USAGE_KEY_COLUMNS, COUNTERS)

@@ -1,0 +1,107 @@
+"""The hourly rollup of telemetry (docs/telemetry.md#telemetry_hourly): written by the
+telemetry writer in the transaction that inserts the rows it sums, added to
+atomically (``calls = calls + excluded.calls``), and read by the call-history and
+health reads and the console instead of scanning telemetry.
+
+Migration ``0004_telemetry_rollup`` creates the same schema and fills it from the
+rows already there; a test compares the two.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import BigInteger, Column, Double, SmallInteger, String, Table, UniqueConstraint
+
+from gateway.db.base import metadata
+from gateway.db.tables import EMPTY, ID_LEN, MODEL_LEN, OPERATION_LEN, ZERO
+from gateway.db.types import Money, UtcDateTime
+
+MODE_LEN = 32
+
+
+def _key(name: str, length: int) -> Column[str]:
+    # '' rather than NULL for an absent part: NULLs never collide in a unique key.
+    return Column(name, String(length), nullable=False, server_default=EMPTY)
+
+
+def _sum(name: str, kind: type[BigInteger] | type[Double] = BigInteger) -> Column[int]:
+    return Column(name, kind(), nullable=False, default=0, server_default=ZERO)
+
+
+HOURLY_KEY_COLUMNS: tuple[str, ...] = (
+    "hour",
+    "configuration",
+    "api_key_id",
+    "provider",
+    "model",
+    "operation",
+    "mode",
+    "attempted_provider",
+)
+
+# Every counter, in the order gateway.telemetry.rollup fills them.
+HOURLY_COUNTERS: tuple[str, ...] = (
+    "calls",
+    "successes",
+    "errors",
+    "cache_hits",
+    "streams",
+    "fallbacks",
+    "input_tokens",
+    "output_tokens",
+    "cost",
+    "priced_calls",
+    "estimated_cost",
+    "latency_sum_ms",
+    "ttft_sum_ms",
+    "ttft_calls",
+    "history_calls",
+    "history_latency_sum_ms",
+    "history_ttft_sum_ms",
+    "history_ttft_calls",
+    "history_costed_calls",
+    "history_cost",
+    "health_samples",
+    "health_successes",
+    "health_latency_sum_ms",
+    "health_latency_calls",
+)
+
+_MONEY = frozenset({"cost", "estimated_cost", "history_cost"})
+_DOUBLE = frozenset(name for name in HOURLY_COUNTERS if name.endswith("_ms"))
+
+
+def _counter(name: str) -> Column[object]:
+    if name in _MONEY:
+        return Column(name, Money, nullable=False, default=0, server_default=ZERO)
+    return _sum(name, Double if name in _DOUBLE else BigInteger)
+
+
+telemetry_hourly = Table(
+    "telemetry_hourly",
+    metadata,
+    Column("hour", UtcDateTime, nullable=False),  # the UTC hour of the rows' created_at
+    _key("configuration", ID_LEN),
+    _key("api_key_id", ID_LEN),
+    _key("provider", ID_LEN),  # served
+    _key("model", MODEL_LEN),  # served
+    _key("operation", OPERATION_LEN),
+    _key("mode", MODE_LEN),
+    _key("attempted_provider", ID_LEN),  # first attempted (health is keyed by it)
+    *(_counter(name) for name in HOURLY_COUNTERS),
+    UniqueConstraint(*HOURLY_KEY_COLUMNS, name="uq_telemetry_hourly_key"),
+)
+
+LATENCY_KEY_COLUMNS: tuple[str, ...] = ("hour", "provider", "model", "operation", "kind", "bucket")
+
+telemetry_hourly_latency = Table(
+    "telemetry_hourly_latency",
+    metadata,
+    Column("hour", UtcDateTime, nullable=False),
+    _key("provider", ID_LEN),
+    _key("model", MODEL_LEN),
+    _key("operation", OPERATION_LEN),
+    Column("kind", String(8), nullable=False),  # total | ttft
+    Column("bucket", SmallInteger, nullable=False),  # gateway.routing.latency_buckets
+    _sum("calls"),
+    UniqueConstraint(*LATENCY_KEY_COLUMNS, name="uq_telemetry_hourly_latency_key"),
+)
