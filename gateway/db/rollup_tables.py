@@ -9,6 +9,8 @@ rows already there; a test compares the two.
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import BigInteger, Column, Double, SmallInteger, String, Table, UniqueConstraint
 
 from gateway.db.base import metadata
@@ -23,8 +25,8 @@ def _key(name: str, length: int) -> Column[str]:
     return Column(name, String(length), nullable=False, server_default=EMPTY)
 
 
-def _sum(name: str, kind: type[BigInteger] | type[Double] = BigInteger) -> Column[int]:
-    return Column(name, kind(), nullable=False, default=0, server_default=ZERO)
+def _sum(name: str) -> Column[int]:
+    return Column(name, BigInteger, nullable=False, default=0, server_default=ZERO)
 
 
 HOURLY_KEY_COLUMNS: tuple[str, ...] = (
@@ -70,10 +72,12 @@ _MONEY = frozenset({"cost", "estimated_cost", "history_cost"})
 _DOUBLE = frozenset(name for name in HOURLY_COUNTERS if name.endswith("_ms"))
 
 
-def _counter(name: str) -> Column[object]:
+def _counter(name: str) -> Column[Any]:
     if name in _MONEY:
         return Column(name, Money, nullable=False, default=0, server_default=ZERO)
-    return _sum(name, Double if name in _DOUBLE else BigInteger)
+    if name in _DOUBLE:
+        return Column(name, Double, nullable=False, default=0, server_default=ZERO)
+    return _sum(name)
 
 
 telemetry_hourly = Table(

@@ -1,4 +1,6 @@
-"""The fixed log-scale latency histogram of the hourly rollup (docs/telemetry.md#telemetry_hourly_latency).
+"""The fixed log-scale latency histogram of the hourly rollup.
+
+See docs/telemetry.md#telemetry_hourly_latency.
 
 Bucket 0 holds [0, 1) ms; bucket ``i`` (1 <= i < LAST) holds
 [2^((i-1)/4), 2^(i/4)) ms, four buckets per doubling (each about 19 % wide);
@@ -46,7 +48,7 @@ def bucket_value(bucket: int) -> float:
         return 0.5
     if bucket >= LAST:
         return EDGES[LAST - 1]
-    return 2.0 ** ((2 * bucket - 1) / (2 * PER_DOUBLING))
+    return float(2.0 ** ((2 * bucket - 1) / (2 * PER_DOUBLING)))
 
 
 def percentile(counts: Mapping[int, int], percent: int) -> float | None:

@@ -19,7 +19,6 @@ from gateway.db.tables import telemetry
 from gateway.domain import HealthSample
 from gateway.routing.populations import CALLER_FAULTS
 
-
 _t = telemetry.c
 
 
