@@ -111,7 +111,28 @@ def upgrade() -> None:
     )
     op.add_column("telemetry", sa.Column("output_tokens_per_second", sa.Double(), nullable=True))
     op.add_column("telemetry", sa.Column("upstream_model", sa.String(255), nullable=True))
+    _history_index(with_ttft=True)
     _backfill(op.get_bind())
+
+
+HISTORY_INDEX = [
+    "created_at",
+    "served_provider",
+    "served_model",
+    "operation",
+    "success",
+    "fallback_attempts",
+    "cache_hit",
+    "latency_ms",
+    "actual_cost",
+]
+
+
+def _history_index(*, with_ttft: bool) -> None:
+    """The call-history read's covering index gains time_to_first_token_ms (stream ranking)."""
+    op.drop_index("ix_telemetry_call_history", table_name="telemetry")
+    columns = [*HISTORY_INDEX, "time_to_first_token_ms"] if with_ttft else HISTORY_INDEX
+    op.create_index("ix_telemetry_call_history", "telemetry", columns)
 
 
 def _backfill(connection: sa.Connection) -> None:
@@ -142,6 +163,7 @@ def _backfill(connection: sa.Connection) -> None:
 
 
 def downgrade() -> None:
+    _history_index(with_ttft=False)
     with op.batch_alter_table("telemetry") as batch:
         batch.drop_column("upstream_model")
         batch.drop_column("output_tokens_per_second")

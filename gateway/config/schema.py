@@ -61,6 +61,17 @@ class Enforcement(StrEnum):
     OBSERVE = "observe"
 
 
+class HistoryStatistic(StrEnum):
+    MEAN = "mean"
+    P50 = "p50"
+    P90 = "p90"
+
+
+class StreamLatency(StrEnum):
+    TTFT = "ttft"
+    TOTAL = "total"
+
+
 class LogFormat(StrEnum):
     TEXT = "text"
     JSON = "json"
@@ -156,6 +167,8 @@ class RoutingSchema(Section):
     call_history_days: Annotated[int, Ge(1)] = 7
     call_history_min_calls: Annotated[int, Ge(1)] = 5
     call_history_cache_seconds: Annotated[int, Ge(1)] = 300
+    call_history_statistic: HistoryStatistic = HistoryStatistic.MEAN
+    stream_latency: StreamLatency = StreamLatency.TTFT
     operation_capability_enforcement: Enforcement = Enforcement.ENFORCE
     list_price_ceiling: Annotated[Decimal, Gt(0)] = Decimal("1.00")
 

@@ -55,6 +55,8 @@ def resolve_sections(file: FileSchema) -> Sections:
             call_history_days=routing.call_history_days,
             call_history_min_calls=routing.call_history_min_calls,
             call_history_cache_seconds=routing.call_history_cache_seconds,
+            call_history_statistic=routing.call_history_statistic.value,
+            stream_latency=routing.stream_latency.value,
             operation_capability_enforcement=routing.operation_capability_enforcement.value,
             list_price_ceiling=routing.list_price_ceiling,
         ),

@@ -100,6 +100,7 @@ Index(
     telemetry.c.cache_hit,
     telemetry.c.latency_ms,
     telemetry.c.actual_cost,
+    telemetry.c.time_to_first_token_ms,  # since 0004: streams are ranked by it
 )
 Index("ix_telemetry_health_window", telemetry.c.created_at, telemetry.c.provider)
 

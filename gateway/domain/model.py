@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
+from typing import Literal
 
 
 class Capability(StrEnum):
@@ -142,6 +143,10 @@ class Configuration:
         return self.mode == "fixed"
 
 
+LatencyStatistic = Literal["mean", "p50", "p90"]  # routing.callHistoryStatistic
+LatencyMeasure = Literal["total", "ttft"]  # routing.streamLatency
+
+
 @dataclass(frozen=True, slots=True)
 class RoutingSettings:
     policy_mode: PolicyMode = PolicyMode.PROVIDER_PRIORITY
@@ -149,5 +154,7 @@ class RoutingSettings:
     call_history_days: int = 7
     call_history_min_calls: int = 5
     call_history_cache_seconds: int = 300
+    call_history_statistic: LatencyStatistic = "mean"
+    stream_latency: LatencyMeasure = "ttft"
     operation_capability_enforcement: str = "enforce"  # enforce | observe
     list_price_ceiling: Decimal = Decimal("1.00")

@@ -4,7 +4,7 @@ See docs/telemetry.md#telemetry_hourly_latency.
 
 Bucket 0 holds [0, 1) ms; bucket ``i`` (1 <= i < LAST) holds
 [2^((i-1)/4), 2^(i/4)) ms, four buckets per doubling (each about 19 % wide);
-the last bucket, ``LAST``, holds everything from 2^((LAST-1)/4) ms (about 6.8
+the last bucket, ``LAST``, holds everything from 2^((LAST-1)/4) ms (about 7.8
 hours) up. The edges never change: rows written by any version of the
 gateway land in the same buckets, so hours can always be added together.
 

@@ -90,9 +90,17 @@ def _candidate(candidate: Candidate) -> dict[str, Any]:
 def _history(figures: HistoryFigures | None) -> dict[str, Any] | None:
     if figures is None:
         return None
+    total = figures.mean_latency_ms if figures.total_ms is None else figures.total_ms
     return {
         "calls": figures.calls,
         "meanLatencyMs": figures.mean_latency_ms,
+        # docs/routing.md#call-history: the figure ranked on, which statistic of which
+        # latency it is, and both latencies by that statistic.
+        "latencyMs": figures.latency_ms,
+        "latencyStatistic": figures.statistic,
+        "latencyMeasure": figures.measure,
+        "totalMs": total,
+        "ttftMs": figures.ttft_ms,
         "costedCalls": figures.costed_calls,
         "meanCost": float(figures.mean_cost) if figures.mean_cost is not None else None,
     }
@@ -179,10 +187,16 @@ def _number(value: float | None) -> str:
 def _history_cell(history: dict[str, Any] | None) -> str:
     if history is None or history["calls"] == 0:
         return "no data"
-    latency = history["meanLatencyMs"]
+    latency = history["latencyMs"]
     text = f"{history['calls']} calls"
     if latency is not None:
-        text += f", {latency:.1f} ms"
+        # Named: "mean 4259.0 ms" (total latency), "p50 ttft 310.0 ms (total 2200.0 ms)".
+        if history["latencyMeasure"] == "ttft":
+            text += f", {history['latencyStatistic']} ttft {latency:.1f} ms"
+            if history["totalMs"] is not None:
+                text += f" (total {history['totalMs']:.1f} ms)"
+        else:
+            text += f", {history['latencyStatistic']} {latency:.1f} ms"
     if history["meanCost"] is not None:
         # Calls cost fractions of a cent: four significant digits, never an exponent.
         text += f", ${_money(history['meanCost'])} over {history['costedCalls']}"

@@ -57,9 +57,10 @@ def list_cost_score(price: Price | None, ceiling: Decimal) -> float | None:
 
 
 def latency_figure(figures: HistoryFigures | None, min_calls: int) -> float | None:
-    if figures is None or figures.calls < min_calls or figures.mean_latency_ms is None:
+    """The key's ranked latency (docs/routing.md#call-history), from ``min_calls`` calls."""
+    if figures is None or figures.calls < min_calls:
         return None
-    return figures.mean_latency_ms
+    return figures.latency_ms
 
 
 def cost_figure(figures: HistoryFigures | None, min_calls: int) -> Decimal | None:

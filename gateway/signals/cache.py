@@ -176,12 +176,19 @@ class SignalRefresher:
             ),
         ]
         if self.history_enabled:
-            days = settings.routing.call_history_days
+            routing = settings.routing
+            days = routing.call_history_days
             sources.append(
                 _Source(
                     "history",
                     float(settings.routing.call_history_cache_seconds),
-                    lambda now: read_call_history(self._engine, days, now),
+                    lambda now: read_call_history(
+                        self._engine,
+                        days,
+                        now,
+                        statistic=routing.call_history_statistic,
+                        stream_latency=routing.stream_latency,
+                    ),
                     self._store.get_history,
                     self._store.set_history,
                     self._apply_history,

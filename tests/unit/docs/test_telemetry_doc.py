@@ -10,6 +10,7 @@ from typing import Any
 import msgspec
 
 import gateway.db.budget_tables
+import gateway.db.rollup_tables
 import gateway.db.tables  # noqa: F401  (both register their tables on the metadata)
 from gateway.db.base import metadata
 from gateway.domain.errors import GatewayError
@@ -23,6 +24,8 @@ DOC = read_doc("telemetry.md")
 SECTIONS = {
     "telemetry": "## `telemetry`",
     "usage_daily": "## `usage_daily`",
+    "telemetry_hourly": "## `telemetry_hourly`",
+    "telemetry_hourly_latency": "## `telemetry_hourly_latency`",
     "eval_results": "## `eval_results`",
     "budget_counters": "## Budget and cache tables",
     "budget_reservations": "## Budget and cache tables",

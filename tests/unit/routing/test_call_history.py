@@ -299,3 +299,31 @@ def test_measured_tiebreak_reads_the_measured_mean_cost() -> None:
     assert decision.cost_basis == "measured"
     assert [c.score for c in decision.candidates] == [0.5, 0.5]
     assert [c.model.id for c in decision.candidates] == ["calls-cheap", "list-cheap"]
+
+
+def _stream_figures(total_ms: float, ttft_ms: float, measure: str) -> HistoryFigures:
+    return HistoryFigures(
+        calls=20,
+        mean_latency_ms=total_ms,
+        costed_calls=0,
+        mean_cost=None,
+        measure=measure,  # type: ignore[arg-type]
+        ttft_ms=ttft_ms,
+    )
+
+
+@pytest.mark.parametrize(
+    ("measure", "first", "latency_signal"), [("ttft", "a", 0.6340), ("total", "b", 0.5858)]
+)
+def test_streams_rank_on_the_measure_the_history_names(
+    measure: str, first: str, latency_signal: float
+) -> None:
+    """docs/routing.md#stream-latency: a 300 ms / 6 s stream against a 900 ms / 3 s one."""
+    models = [model("a"), model("b")]
+    entries = {
+        "a": _stream_figures(6000.0, 300.0, measure),
+        "b": _stream_figures(3000.0, 900.0, measure),
+    }
+    decision = _decide(models, entries, operation=Operation.STREAM)
+    assert decision.candidates[0].model.id == first
+    assert decision.candidates[0].signals["latency"] == pytest.approx(latency_signal, abs=5e-5)

@@ -96,7 +96,17 @@ def test_readout_reproduces_the_spec_example() -> None:
             "latency": 0.5937,
             "callCost": 0.62366,
         },
-        "history": {"calls": 40, "meanLatencyMs": 4259.0, "costedCalls": 40, "meanCost": 0.0067},
+        "history": {
+            "calls": 40,
+            "meanLatencyMs": 4259.0,
+            "latencyMs": 4259.0,
+            "latencyStatistic": "mean",
+            "latencyMeasure": "total",
+            "totalMs": 4259.0,
+            "ttftMs": None,
+            "costedCalls": 40,
+            "meanCost": 0.0067,
+        },
         "warnings": [],
     }
     assert out["candidates"][1]["model"] == "gpt-4o"
@@ -123,6 +133,11 @@ def test_readout_fill_shows_null_and_sole_measured_shows_half() -> None:
     assert by_model["new"]["history"] == {
         "calls": 0,
         "meanLatencyMs": None,
+        "latencyMs": None,
+        "latencyStatistic": "mean",
+        "latencyMeasure": "total",
+        "totalMs": None,
+        "ttftMs": None,
         "costedCalls": 0,
         "meanCost": None,
     }
@@ -136,7 +151,17 @@ def test_readout_history_is_raw_also_below_the_minimum() -> None:
         history=history({"a": figures(3, 250.0, "0.001")}, models=models),
     )
     a = explain(decide(config(), Operation.CHAT, CHAT, snap))["candidates"][0]
-    assert a["history"] == {"calls": 3, "meanLatencyMs": 250.0, "costedCalls": 3, "meanCost": 0.001}
+    assert a["history"] == {
+        "calls": 3,
+        "meanLatencyMs": 250.0,
+        "latencyMs": 250.0,
+        "latencyStatistic": "mean",
+        "latencyMeasure": "total",
+        "totalMs": 250.0,
+        "ttftMs": None,
+        "costedCalls": 3,
+        "meanCost": 0.001,
+    }
     assert a["signals"]["latency"] is None
 
 
@@ -234,7 +259,7 @@ def test_table_shows_a_fraction_of_a_cent_without_losing_it() -> None:
         history=history({"cheap": figures(6, 12.5, "0.0000034")}, models=models),
     )
     table = render_table(explain(decide(config(), Operation.CHAT, CHAT, snap)))
-    assert "6 calls, 12.5 ms, $0.000003400 over 6" in table
+    assert "6 calls, mean 12.5 ms, $0.000003400 over 6" in table
 
 
 def _two(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from decimal import Decimal
 
+import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -110,3 +111,35 @@ async def test_the_history_read_is_answered_from_the_covering_index(engine: Asyn
     plan = await _plan(engine, prefix, settings)
     for fragment in expected:
         assert fragment in plan
+
+
+async def test_one_very_slow_call_does_not_move_the_p50(engine: AsyncEngine) -> None:
+    records = [make_record(latency_ms=200.0) for _ in range(9)]
+    records.append(make_record(latency_ms=60000.0))
+    # Half the calls an hour back, in the rollup; the rest in the current hour's rows.
+    records += [make_record(latency_ms=200.0, created_at=NOW - timedelta(hours=2))] * 9
+    await _write(engine, records)
+    mean = (await read_call_history(engine, 7, NOW + timedelta(minutes=5)))[KEY]
+    p50 = (await read_call_history(engine, 7, NOW + timedelta(minutes=5), statistic="p50"))[KEY]
+    p90 = (await read_call_history(engine, 7, NOW + timedelta(minutes=5), statistic="p90"))[KEY]
+    assert mean.latency_ms == pytest.approx((18 * 200.0 + 60000.0) / 19)
+    assert p50.latency_ms == p90.latency_ms == pytest.approx(197.403, rel=1e-5)
+    assert (p50.statistic, p50.mean_latency_ms) == ("p50", mean.mean_latency_ms)
+
+
+async def test_streams_are_ranked_by_time_to_first_token_unless_told_total(
+    engine: AsyncEngine,
+) -> None:
+    records = [
+        make_record(operation="stream", latency_ms=6000.0, time_to_first_token_ms=300.0),
+        make_record(operation="stream", latency_ms=6000.0, time_to_first_token_ms=500.0),
+        make_record(operation="chat", latency_ms=700.0, time_to_first_token_ms=700.0),
+    ]
+    await _write(engine, records)
+    stream = ("openai-main", "gpt-4o-mini", Operation.STREAM)
+    ttft = await read_call_history(engine, 7, NOW)
+    total = await read_call_history(engine, 7, NOW, stream_latency="total")
+    assert (ttft[stream].measure, ttft[stream].latency_ms) == ("ttft", 400.0)
+    assert (ttft[stream].ttft_ms, ttft[stream].mean_latency_ms) == (400.0, 6000.0)
+    assert (total[stream].measure, total[stream].latency_ms) == ("total", 6000.0)
+    assert (ttft[KEY].measure, ttft[KEY].latency_ms) == ("total", 700.0)  # not a stream

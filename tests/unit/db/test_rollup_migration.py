@@ -1,0 +1,107 @@
+"""Migration 0004 fills the hourly rollup from the rows already there, as the writer would."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from gateway.db import migrate
+from gateway.db.engine import create_engine
+from gateway.db.rollup_tables import telemetry_hourly, telemetry_hourly_latency
+from gateway.db.tables import telemetry
+from gateway.signals.history import read_call_history
+from gateway.telemetry.records import to_row
+from gateway.telemetry.writer import TelemetryWriter
+from tests.unit.db.scratch import BACKENDS, scratch_database
+from tests.unit.signals.test_rollup_reads import random_records
+from tests.unit.telemetry.factory import NOW
+
+NEW_COLUMNS = ("output_tokens_per_second", "upstream_model")
+
+
+@pytest.fixture(params=BACKENDS)
+def empty_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    with scratch_database(request.param, tmp_path) as url:
+        yield url
+        migrate.downgrade(url)
+
+
+async def _rollup(engine: AsyncEngine) -> dict[str, list[dict[str, Any]]]:
+    tables = {"hourly": telemetry_hourly, "latency": telemetry_hourly_latency}
+    out: dict[str, list[dict[str, Any]]] = {}
+    async with engine.connect() as connection:
+        for name, table in tables.items():
+            key = [
+                c
+                for c in table.c
+                if c.name
+                in {
+                    "hour",
+                    "configuration",
+                    "api_key_id",
+                    "provider",
+                    "model",
+                    "operation",
+                    "mode",
+                    "attempted_provider",
+                    "kind",
+                    "bucket",
+                }
+            ]
+            rows = (await connection.execute(select(table).order_by(*key))).mappings().all()
+            out[name] = [dict(row) for row in rows]
+    return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-9)
+    if isinstance(a, Decimal) and isinstance(b, Decimal):
+        return abs(a - b) < Decimal("1e-9")
+    return bool(a == b)
+
+
+async def test_the_backfill_equals_what_the_writer_keeps(empty_url: str) -> None:
+    records = random_records(random.Random(11), 900)
+    migrate.upgrade(empty_url, "0003")
+    engine = create_engine(empty_url)
+    limits: dict[str, int] = {}
+    try:
+        rows = [to_row(record, limits) for record in records]
+        for row in rows:
+            for name in NEW_COLUMNS:
+                row.pop(name)
+        async with engine.begin() as connection:  # rows written before the rollup existed
+            await connection.execute(telemetry.insert(), rows)
+        migrate.upgrade(empty_url)
+        backfilled = await _rollup(engine)
+        assert sum(row["calls"] for row in backfilled["hourly"]) == len(records)
+        rolled = await read_call_history(engine, 7, NOW, statistic="p90")
+        by_rows = await read_call_history(engine, 7, NOW, statistic="p90", use_rollup=False)
+        assert {k: (f.calls, f.total_ms, f.ttft_ms) for k, f in rolled.items()} == {
+            k: (f.calls, f.total_ms, f.ttft_ms) for k, f in by_rows.items()
+        }
+
+        async with engine.begin() as connection:
+            for table in (telemetry, telemetry_hourly, telemetry_hourly_latency):
+                await connection.execute(table.delete())
+        writer = TelemetryWriter(engine, retention_days=None)
+        for record in records:
+            writer.submit(record)
+        await writer.flush()
+        written = await _rollup(engine)
+    finally:
+        await engine.dispose()
+    for name in ("hourly", "latency"):
+        assert len(backfilled[name]) == len(written[name]) > 0
+        for left, right in zip(backfilled[name], written[name], strict=True):
+            assert left.keys() == right.keys()
+            assert all(_same(left[k], right[k]) for k in left), (left, right)
