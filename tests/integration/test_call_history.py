@@ -18,6 +18,7 @@ from tests.support.routed import (
     history_population,
     mean_cost,
     mean_latency,
+    mean_ttft,
     relative,
     routed_yaml,
 )
@@ -82,7 +83,8 @@ def _expected_scores(
     rows: list[dict[str, Any]], operation: str
 ) -> tuple[dict[str, float], dict[str, float], dict[str, list[dict[str, Any]]]]:
     population = history_population(rows, operation)
-    latencies = {model: mean_latency(found) for model, found in population.items()}
+    measure = mean_ttft if operation == "stream" else mean_latency  # streamLatency: ttft
+    latencies = {model: measure(found) for model, found in population.items()}
     costs = {model: mean_cost(found) for model, found in population.items()}
     return relative(latencies), relative(costs), population
 
@@ -138,6 +140,7 @@ def test_each_operation_selects_its_own_history(start: Start, upstream: FakeUpst
     stream = explain(gateway, "routed", "stream")
     stream_latency, stream_cost, _ = _expected_scores(rows, "stream")
     assert stream["selected"]["model"] == "a"
+    assert candidate(stream, "a")["history"]["latencyMeasure"] == "ttft"
     assert candidate(stream, "a")["signals"]["latency"] == pytest.approx(
         stream_latency["a"], abs=1e-9
     )

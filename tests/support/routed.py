@@ -122,6 +122,11 @@ def mean_latency(rows: list[dict[str, Any]]) -> float:
     return math.fsum(float(r["latency_ms"]) for r in rows) / len(rows)
 
 
+def mean_ttft(rows: list[dict[str, Any]]) -> float:
+    """Streams are ranked by time to first token (docs/routing.md#stream-latency)."""
+    return math.fsum(float(r["time_to_first_token_ms"]) for r in rows) / len(rows)
+
+
 def mean_cost(rows: list[dict[str, Any]]) -> float:
     costs = [Decimal(r["actual_cost"]) for r in rows if r["actual_cost"] is not None]
     return float(sum(costs, Decimal(0)) / len(costs))
