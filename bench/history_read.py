@@ -1,6 +1,7 @@
 """Benchmark: the call-history read (gateway.signals.history) over 1,000,000 telemetry rows.
 
-Target (PERFORMANCE.md): <= 250 ms on SQLite and PostgreSQL.
+Target: <= 250 ms on SQLite and PostgreSQL (the row read); bench/decision.py prints the
+rollup-based reads against their <= 50 ms target.
 
     python bench/history_read.py [--rows 1000000] [--runs 5]
 
@@ -40,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from gateway.db import migrate
 from gateway.db.engine import create_engine
 from gateway.signals.history import call_history_query, read_call_history
+from gateway.telemetry.backfill import backfill_rollup_engine
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 DAYS = 7
@@ -88,15 +90,19 @@ def insert_sql(dialect: str, n: int, span: int) -> str:
 
 
 async def fill(url: str, rows: int, span: int) -> float:
+    """Insert the rows, then fill the hourly rollup from them (as migration 0004 does for
+    rows written before it): the reads take whole hours from the rollup."""
     engine = create_engine(url)
     started = time.perf_counter()
     async with engine.begin() as connection:
         await connection.execute(text(insert_sql(engine.dialect.name, rows, span)))
+    await backfill_rollup_engine(engine)
     if engine.dialect.name == "postgresql":
         # Index-only scans need the visibility map; autovacuum would set it soon after.
         async with engine.connect() as connection:
             await connection.execution_options(isolation_level="AUTOCOMMIT")
-            await connection.execute(text("VACUUM ANALYZE telemetry"))
+            for table in ("telemetry", "telemetry_hourly", "telemetry_hourly_latency"):
+                await connection.execute(text(f"VACUUM ANALYZE {table}"))
     elif engine.dialect.name == "sqlite":
         async with engine.begin() as connection:
             await connection.execute(text("ANALYZE"))

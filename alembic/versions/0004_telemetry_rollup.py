@@ -5,9 +5,9 @@ Revises: 0003
 Create Date: 2026-12-02
 
 ``telemetry_hourly`` and ``telemetry_hourly_latency`` (docs/telemetry.md#telemetry_hourly)
-are spelled out here. The backfill reads the existing telemetry rows a day at a
-time and aggregates them with gateway.telemetry.rollup, the function the
-telemetry writer runs on every batch, so a backfilled hour equals a written one.
+are spelled out here. The backfill (gateway.telemetry.backfill) reads the existing
+telemetry rows a day at a time and aggregates them with the function the telemetry
+writer runs on every batch, so a backfilled hour equals a written one.
 ``output_tokens_per_second`` and ``upstream_model`` are new nullable telemetry
 columns (docs/telemetry.md#telemetry); old rows keep NULL there.
 """
@@ -15,7 +15,6 @@ columns (docs/telemetry.md#telemetry); old rows keep NULL there.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import timedelta
 
 import sqlalchemy as sa
 from alembic import op
@@ -69,8 +68,6 @@ HOURLY_COUNTERS: list[tuple[str, sa.types.TypeEngine[object]]] = [
     ("health_latency_sum_ms", sa.Double()),
     ("health_latency_calls", sa.BigInteger()),
 ]
-BACKFILL_DAYS = 1  # rows read per query
-INSERT_CHUNK = 1000
 
 
 def _key(name: str, length: int) -> sa.Column[str]:
@@ -137,29 +134,9 @@ def _history_index(*, with_ttft: bool) -> None:
 
 def _backfill(connection: sa.Connection) -> None:
     # Imported here: only the upgrade needs the gateway's own aggregation.
-    from gateway.db.rollup_tables import telemetry_hourly, telemetry_hourly_latency
-    from gateway.db.tables import telemetry
-    from gateway.telemetry.rollup import ROW_COLUMNS, hour_of, hourly_increments
+    from gateway.telemetry.backfill import backfill_rollup
 
-    t = telemetry.c
-    first, last = connection.execute(
-        sa.select(sa.func.min(t.created_at), sa.func.max(t.created_at))
-    ).one()
-    if first is None:
-        return
-    columns = [t[name] for name in ROW_COLUMNS]
-    start = hour_of(first)
-    step = timedelta(days=BACKFILL_DAYS)
-    while start <= last:
-        end = start + step
-        rows = connection.execute(
-            sa.select(*columns).where(t.created_at >= start, t.created_at < end)
-        ).all()
-        hourly, latency = hourly_increments(rows)
-        for table, values in ((telemetry_hourly, hourly), (telemetry_hourly_latency, latency)):
-            for offset in range(0, len(values), INSERT_CHUNK):
-                connection.execute(table.insert(), values[offset : offset + INSERT_CHUNK])
-        start = end
+    backfill_rollup(connection)
 
 
 def downgrade() -> None:
