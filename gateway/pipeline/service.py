@@ -32,6 +32,7 @@ from gateway.inbound import Endpoint, InboundRequest
 from gateway.pipeline.accounting import account_reported, estimate_whole
 from gateway.pipeline.attempts import Attempts, FallbackAdmission, UpstreamRejected
 from gateway.pipeline.context import CallContext, Target, note_decision
+from gateway.pipeline.measures import finish_measures, upstream_model
 from gateway.pipeline.resolve import Resolution, Resolver
 from gateway.pipeline.stream import StreamRelay
 from gateway.pipeline.stream_open import OpenedStream, counting_tracker, open_checked
@@ -232,6 +233,7 @@ class Pipeline:
     def _record(self, ctx: CallContext) -> None:
         record = ctx.record
         record.latency_ms = ctx.elapsed_ms()
+        finish_measures(record, streamed=ctx.request.stream)
         self._observer.observe_call(
             record.operation, record.http_status, record.latency_ms / 1000.0, record.error_class
         )
@@ -283,6 +285,7 @@ class Pipeline:
         record.success = True
         record.http_status = 200
         record.response_model = reply.response_model
+        record.upstream_model = upstream_model(target.model.name, reply.response_model)
         headers = self._headers(ctx, target)
         body = reply.body
         if reply.usage is None:

@@ -24,6 +24,7 @@ import msgspec
 
 from gateway.pipeline.accounting import account_estimated, account_reported
 from gateway.pipeline.context import CallContext, Target
+from gateway.pipeline.measures import upstream_model
 from gateway.pipeline.stream_open import OpenedStream, close_stream
 from gateway.pricing import cost
 from gateway.streaming.openai_stream import Observation, with_cost
@@ -187,6 +188,7 @@ class StreamRelay:
         """The row's usage: as reported, else estimated (awaiting only for large texts)."""
         record = self.ctx.record
         record.response_model = self._tracker.model or record.response_model
+        record.upstream_model = upstream_model(self.target.model.name, self._tracker.model)
         model = self.target.model
         if self._tracker.usage is not None:
             account_reported(record, self._tracker.usage, model)
