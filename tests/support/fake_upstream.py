@@ -1,7 +1,8 @@
 """A small real HTTP server that plays OpenAI-compatible, Azure and Anthropic upstreams.
 
 Tests script it per model name (``FakeUpstream.behave``): latency, failures,
-Retry-After, usage reported or not, SSE streams and mid-stream cuts. It records
+Retry-After, usage reported or not, SSE streams and mid-stream cuts; OpenAI's Responses
+API too (``fake_responses``). It records
 every request it received.
 """
 
@@ -15,6 +16,7 @@ from typing import Any
 from aiohttp import web
 
 from tests.support.fake_anthropic import AnthropicRoutes
+from tests.support.fake_responses import ResponsesRoutes
 from tests.support.fake_shapes import (
     Behavior,
     Received,
@@ -27,7 +29,7 @@ from tests.support.fake_shapes import (
 from tests.support.servers import LoopThread, loopback_socket
 
 
-class FakeUpstream(AnthropicRoutes):
+class FakeUpstream(AnthropicRoutes, ResponsesRoutes):
     def __init__(self) -> None:
         self.behaviors: dict[str, Behavior] = {}
         self.received: list[Received] = []
@@ -66,6 +68,8 @@ class FakeUpstream(AnthropicRoutes):
         app.router.add_post("/v1/embeddings", self._embeddings)
         app.router.add_post("/openai/deployments/{deployment}/chat/completions", self._chat)
         app.router.add_post("/anthropic/v1/messages", self._anthropic)
+        app.router.add_post("/v1/responses", self._responses)
+        app.router.add_post("/openai/responses", self._responses)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.SockSite(self._runner, self._sock)
