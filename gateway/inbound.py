@@ -53,13 +53,9 @@ _COUNT_KIND = {
     Endpoint.COMPLETIONS: "completion",
     Endpoint.RESPONSES: "responses",
 }
-# The field that bounds the output, by endpoint (the first one set wins).
-_OUTPUT_BOUNDS = {
-    Endpoint.CHAT: ("max_completion_tokens", "max_tokens"),
-    Endpoint.EMBEDDINGS: (),
-    Endpoint.COMPLETIONS: ("max_completion_tokens", "max_tokens"),
-    Endpoint.RESPONSES: ("max_output_tokens",),
-}
+# The fields that bound the output (the first one set wins); /v1/responses has its own.
+_OUTPUT_BOUNDS = ("max_completion_tokens", "max_tokens")
+_RESPONSES_OUTPUT_BOUNDS = ("max_output_tokens",)
 
 
 @dataclass(slots=True)
@@ -84,7 +80,8 @@ class InboundRequest:
     def max_tokens(self) -> int | None:
         """``max_completion_tokens``, else ``max_tokens`` (``max_output_tokens`` on
         /v1/responses); a null one counts as absent."""
-        for name in _OUTPUT_BOUNDS[self.endpoint]:
+        names = _RESPONSES_OUTPUT_BOUNDS if self.endpoint is Endpoint.RESPONSES else _OUTPUT_BOUNDS
+        for name in names:
             value = self.body.get(name)
             if isinstance(value, int) and not isinstance(value, bool):
                 return value

@@ -179,7 +179,9 @@ class StreamRelay:
         tracker = self._tracker
         if isinstance(tracker, ResponsesStreamTracker):
             if seen.chunk is None:  # an ``event: error`` whose data is not JSON
-                return _responses_error(tracker, "The upstream stream failed.", "upstream_error")
+                return _responses_error(
+                    tracker, message="The upstream stream failed.", code="upstream_error"
+                )
             name = raw.event.event if raw.event is not None else None
             redacted = _ENCODER.encode(redact_json(seen.chunk, api_key))
             return encode_event(redacted, name or str(seen.chunk.get("type") or "error"))

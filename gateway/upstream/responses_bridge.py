@@ -147,9 +147,9 @@ def _translate(
         param = details.get("param") if isinstance(details, dict) else None
         out.append(
             writer.error(
-                code if isinstance(code, str) else None,
-                message if isinstance(message, str) else "The upstream stream failed.",
-                param if isinstance(param, str) else None,
+                code=code if isinstance(code, str) else None,
+                message=message if isinstance(message, str) else "The upstream stream failed.",
+                param=param if isinstance(param, str) else None,
             )
         )
         return True

@@ -428,7 +428,9 @@ def test_whole_answers_are_cached(gateway: RunningGateway, upstream: FakeUpstrea
     assert upstream.calls["compat-small"] == 1
 
 
-def test_budgets_hold_the_max_output_tokens(gateway: RunningGateway, upstream: FakeUpstream) -> None:
+def test_budgets_hold_the_max_output_tokens(
+    gateway: RunningGateway, upstream: FakeUpstream
+) -> None:
     client = gateway.client()
     with pytest.raises(openai.RateLimitError) as refused:
         client.responses.create(model="tight", input="Hi", max_output_tokens=5000)

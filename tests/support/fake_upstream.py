@@ -9,6 +9,7 @@ every request it received.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections import Counter
 from typing import Any
@@ -20,6 +21,7 @@ from tests.support.fake_responses import ResponsesRoutes
 from tests.support.fake_shapes import (
     Behavior,
     Received,
+    has_tool_result,
     raw_failure,
     send_data,
     send_padding,
@@ -83,6 +85,12 @@ class FakeUpstream(AnthropicRoutes, ResponsesRoutes):
         )
         self.calls[model] += 1
         behavior = self.behaviors.get(model) or Behavior()
+        if behavior.tool_call and behavior.tool_call_until_result:
+            # The call says nothing but the call; the answer after the result, only text.
+            done = has_tool_result(body)
+            behavior = dataclasses.replace(
+                behavior, tool_call=not done, content=behavior.content if done else ""
+            )
         if behavior.hang_seconds:
             await asyncio.sleep(behavior.hang_seconds)
         if behavior.latency_ms:
@@ -229,8 +237,20 @@ class FakeUpstream(AnthropicRoutes, ResponsesRoutes):
                 return response
             if behavior.chunk_delay_ms:
                 await asyncio.sleep(behavior.chunk_delay_ms / 1000.0)
+        finish = "stop"
+        if chat and behavior.tool_call:  # then one call to lookup, its arguments in pieces
+            call = {"index": 0, "id": "call_1", "type": "function"}
+            head = {**call, "function": {"name": "lookup", "arguments": ""}}
+            deltas = [head] + [
+                {"index": 0, "function": {"arguments": piece}}
+                for piece in behavior.tool_json_pieces
+            ]
+            for delta in deltas:
+                choice = {"index": 0, "delta": {"tool_calls": [delta]}, "finish_reason": None}
+                await send_data(response, {**base, "object": obj, "choices": [choice]})
+            finish = "tool_calls"
         last: dict[str, Any] = (
-            {"index": 0, "delta": {}, "finish_reason": "stop"}
+            {"index": 0, "delta": {}, "finish_reason": finish}
             if chat
             else {"index": 0, "text": "", "finish_reason": "stop"}
         )
