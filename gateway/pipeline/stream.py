@@ -27,7 +27,7 @@ from gateway.pipeline.context import CallContext, Target
 from gateway.pipeline.stream_open import OpenedStream, close_stream
 from gateway.pricing import cost
 from gateway.streaming.openai_stream import Observation, with_cost
-from gateway.streaming.responses_stream import ResponsesStreamTracker
+from gateway.streaming.responses_stream import ResponsesStreamTracker, with_response_cost
 from gateway.streaming.sse import EventTooLarge, RawEvent, encode_event
 from gateway.upstream.base import UpstreamError
 from gateway.upstream.error_body import redact_json, stream_error_envelope
@@ -155,9 +155,12 @@ class StreamRelay:
         if seen.usage_only and not self._include_usage:
             return True
         out = raw.raw
-        if seen.has_usage and self._include_usage and seen.chunk is not None:
+        responses = isinstance(self._tracker, ResponsesStreamTracker)
+        if seen.has_usage and (self._include_usage or responses) and seen.chunk is not None:
             amount = self._cost()
-            if amount is not None:
+            if amount is not None and responses:  # response.completed's usage gains it
+                out = with_response_cost(seen.chunk, amount)
+            elif amount is not None:
                 out = with_cost(seen.chunk, amount)
         if self.ctx.record.time_to_first_token_ms is None and seen.has_content:
             self.ctx.record.time_to_first_token_ms = self.ctx.elapsed_ms()

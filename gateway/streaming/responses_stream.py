@@ -5,19 +5,24 @@ The same duties as ``StreamUsageTracker`` for chat, read from typed events: the 
 and model of ``response.completed`` (or ``response.incomplete``), which also ends the
 stream; ``error`` and ``response.failed`` events are errors; the text of the
 ``*.delta`` events is counted as it goes by (for an estimate when no usage comes).
-The last ``sequence_number`` seen lets the gateway number an error event of its own.
+The last ``sequence_number`` seen lets the gateway number an error event of its own;
+``with_response_cost`` adds the call's cost to the usage of the last event.
 """
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import msgspec
 
+from gateway.pricing import usd_json_number
 from gateway.streaming.openai_stream import Observation, StreamUsageTracker
+from gateway.streaming.sse import encode_event
 from gateway.usage.openai_usage import usage_from_responses
 
 _decoder = msgspec.json.Decoder()
+_encoder = msgspec.json.Encoder()
 _INVALID = Observation(invalid=True)
 _OPAQUE_ERROR = Observation(error=True)
 # Events whose ``delta`` is generated text (billed output).
@@ -80,3 +85,15 @@ class ResponsesStreamTracker(StreamUsageTracker):
         if kind in _TEXT_DELTAS:
             seen = self._keep(chunk.get("delta"))
         return Observation(has_content=seen, chunk=chunk)
+
+
+def with_response_cost(event: dict[str, Any], cost: Decimal) -> bytes:
+    """A ``response.completed`` (or ``response.incomplete``) event re-encoded as one SSE
+    event, its ``response.usage`` gaining ``cost`` (an exact plain JSON number)."""
+    response = event.get("response")
+    usage = response.get("usage") if isinstance(response, dict) else None
+    out = dict(event)
+    if isinstance(response, dict) and isinstance(usage, dict):
+        out["response"] = {**response, "usage": {**usage, "cost": usd_json_number(cost)}}
+    kind = out.get("type")
+    return encode_event(_encoder.encode(out), kind if isinstance(kind, str) else None)

@@ -58,18 +58,21 @@ def gateway(upstream: FakeUpstream, sqlite_url: str) -> Iterator[RunningGateway]
   - {{id: claude, adapter: anthropic, baseUrl: "{upstream.url}/anthropic/v1",
      apiKey: "sk-ant-test", maxRetries: 0}}
   - {{id: azure, adapter: azure_openai, baseUrl: "{upstream.url}", apiKey: "az-key",
-     apiVersion: "2025-04-01-preview", maxRetries: 0}}""",
+     apiVersion: "2025-04-01-preview", maxRetries: 0}}
+  - {{id: demo, adapter: echo}}""",
             models="""
   - {id: compat-model, provider: compat, name: compat-small, capabilities: [chat, tools],
      price: {input: 0.50, output: 1.50}}
   - {id: haiku, provider: claude, name: claude-haiku, capabilities: [chat, tools],
      maxOutputTokens: 2048, price: {input: 1.00, output: 5.00}}
   - {id: azure-model, provider: azure, name: my-deployment, capabilities: [chat, tools],
-     price: {input: 0.15, output: 0.60}}""",
+     price: {input: 0.15, output: 0.60}}
+  - {id: echo-model, provider: demo, capabilities: [chat]}""",
             configurations="""
   - {id: translated, mode: fixed, model: compat-model}
   - {id: claude-chat, mode: fixed, model: haiku}
   - {id: azure-chat, mode: fixed, model: azure-model}
+  - {id: echo-chat, mode: fixed, model: echo-model}
   - {id: rescued, mode: fixed, model: small, fallback: [translated]}
   - {id: cached, mode: fixed, model: compat-model, cache: {ttlSeconds: 60}}
   - {id: tight, mode: fixed, model: compat-model, budget: {daily: {tokens: 1000}}}
@@ -161,6 +164,7 @@ def test_native_stream_is_relayed_event_by_event_with_usage_from_completed(
     status, raw_events = _events(gateway, {"model": "chat", "input": "Hi"})
     assert status == 200
     _assert_stream_valid(raw_events)
+    assert raw_events[-1]["response"]["usage"]["cost"] == 0.00009  # added by the gateway
     assert "stream_options" not in _sent(upstream, "/v1/responses").body
 
     rows = gateway.rows(expect=2)
@@ -260,6 +264,7 @@ def test_translated_stream_sends_the_responses_event_sequence(
     assert "".join(deltas) == "Hello from the fake upstream."
     completed = events[-1]["response"]
     assert completed["usage"]["input_tokens"] == 300
+    assert completed["usage"]["cost"] == 0.00021
     assert completed["output"][0]["content"][0]["text"] == "Hello from the fake upstream."
     sent = _sent(upstream, "/v1/chat/completions")
     assert sent.body["stream"] is True
@@ -280,6 +285,41 @@ def test_translated_stream_reads_through_the_sdk(
         final = stream.get_final_response()
     assert text == "Hello from the fake upstream." == final.output_text
     assert final.usage is not None and final.usage.input_tokens == 12
+
+
+@pytest.mark.parametrize(
+    ("configuration", "model"), [("chat", "small-model"), ("translated", "compat-small")]
+)
+def test_a_stream_cut_midway_ends_with_a_responses_error_event(
+    gateway: RunningGateway, upstream: FakeUpstream, configuration: str, model: str
+) -> None:
+    upstream.behave(model, cut_after=2)
+    status, events = _events(gateway, {"model": configuration, "input": "Hi"})
+    assert status == 200
+    _assert_stream_valid(events)
+    last = events[-1]
+    assert last["type"] == "error" and last["code"] == "stream_cut"
+    assert not [e for e in events if e["type"] == "response.completed"]
+    (row,) = gateway.rows(expect=1)
+    assert row["error_class"] == "stream_cut" and not row["success"]
+
+
+def test_an_upstream_error_midway_is_relayed_as_an_error_event_without_the_key(
+    gateway: RunningGateway, upstream: FakeUpstream
+) -> None:
+    upstream.behave(
+        "claude-haiku",
+        stream_error_after=2,
+        stream_error=("overloaded_error", "Overloaded, key sk-ant-test"),
+    )
+    status, events = _events(gateway, {"model": "claude-chat", "input": "Hi"})
+    assert status == 200
+    _assert_stream_valid(events)
+    last = events[-1]
+    assert last["type"] == "error" and last["code"] == "overloaded_error"
+    assert "sk-ant-test" not in json.dumps(events)
+    (row,) = gateway.rows(expect=1)
+    assert row["error_class"] == "upstream_5xx"
 
 
 @pytest.mark.parametrize("configuration", ["chat", "translated", "claude-chat"])
@@ -361,6 +401,17 @@ def test_text_format_json_schema(
                 "strict": True,
             },
         }
+
+
+def test_the_echo_demo_answers_responses_whole_and_streamed(gateway: RunningGateway) -> None:
+    client = gateway.client()
+    answer = client.responses.create(model="echo-chat", input="ping pong")
+    assert "ping pong" in answer.output_text
+    assert_valid(answer.model_dump(mode="json", exclude_unset=True), "Response")
+    status, events = _events(gateway, {"model": "echo-chat", "input": "ping pong"})
+    assert status == 200
+    _assert_stream_valid(events)
+    assert "ping pong" in events[-1]["response"]["output"][0]["content"][0]["text"]
 
 
 # --- what cannot be translated ------------------------------------------------------------

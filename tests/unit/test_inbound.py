@@ -129,3 +129,10 @@ def test_responses_refuse_what_the_gateway_reads_when_mistyped(
     with pytest.raises(InvalidRequest) as info:
         _parse(Endpoint.RESPONSES, {"model": "m", **body})
     assert info.value.param == param
+
+
+def test_every_operation_fits_the_telemetry_column() -> None:
+    from gateway.db.tables import OPERATION_LEN
+    from gateway.domain.model import Operation
+
+    assert max(len(operation.value) for operation in Operation) <= OPERATION_LEN
