@@ -41,8 +41,9 @@ _HANDLED = frozenset(
         *_SAME_NAME,
     }
 )
-# Refused unless null or their default value, which they may hold.
+# Refused unless null: they name state stored at the provider.
 _NEED_STATE = ("previous_response_id", "conversation")
+# Refused unless null or their default value (and why).
 _REFUSED_UNLESS_DEFAULT: dict[str, tuple[Any, str]] = {
     "background": (
         False,
@@ -54,6 +55,7 @@ _REFUSED_UNLESS_DEFAULT: dict[str, tuple[Any, str]] = {
     "truncation": ("disabled", "automatic truncation has no Chat Completions counterpart"),
     "top_logprobs": (0, "log probabilities are not translated"),
 }
+_ALL = frozenset({*_NEED_STATE, *_REFUSED_UNLESS_DEFAULT})
 _MESSAGE_ROLES = frozenset({"user", "assistant", "system", "developer"})
 _TEXT_PARTS = frozenset({"input_text", "output_text", "text"})
 
@@ -93,9 +95,6 @@ def to_chat(body: Mapping[str, Any], provider: str) -> dict[str, Any]:
     if effort is not None:
         chat["reasoning_effort"] = effort
     return chat
-
-
-_ALL = frozenset({*_NEED_STATE, *_REFUSED_UNLESS_DEFAULT})
 
 
 def _refuse_stateful(body: Mapping[str, Any], provider: str) -> None:

@@ -470,6 +470,17 @@ def test_a_fallback_answers_when_the_native_provider_fails(
     assert row["fallback_attempts"] == 1 and row["served_model"] == "compat-model"
 
 
+def test_a_failed_native_attempt_is_retried_on_the_same_provider(
+    gateway: RunningGateway, upstream: FakeUpstream
+) -> None:
+    upstream.behave("small-model", fail_statuses=[502])
+    answer = gateway.client().responses.create(model="chat", input="Hi")
+    assert answer.output_text == "Hello from the fake upstream."
+    assert upstream.calls["small-model"] == 2
+    (row,) = gateway.rows(expect=1)
+    assert row["provider_retries"] == 1 and row["success"]
+
+
 def test_whole_answers_are_cached(gateway: RunningGateway, upstream: FakeUpstream) -> None:
     client = gateway.client()
     first = client.responses.with_raw_response.create(model="cached", input="Same question")
