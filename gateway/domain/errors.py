@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from gateway.domain.failures import ErrorClass
+
 
 def error_type_for(status: int) -> str:
     if status == 401:
@@ -43,7 +45,7 @@ def error_type_for(status: int) -> str:
 class GatewayError(Exception):
     status: ClassVar[int] = 500
     code: ClassVar[str] = "internal_error"
-    error_class: ClassVar[str | None] = None  # the telemetry row's error_class
+    error_class: ClassVar[ErrorClass | None] = None  # the telemetry row's error_class
 
     def __init__(self, message: str, *, param: str | None = None) -> None:
         super().__init__(message)
@@ -80,7 +82,7 @@ class InvalidJson(InvalidRequest):
 class NoEligibleModel(GatewayError):
     status = 503
     code = "no_eligible_model"
-    error_class = "no_eligible_model"
+    error_class = ErrorClass.NO_ELIGIBLE_MODEL
 
     def __init__(self, message: str, *, caller_fault: bool) -> None:
         super().__init__(message)
@@ -143,7 +145,7 @@ class CrossSiteRequest(GatewayError):
 class BudgetExceeded(GatewayError):
     status = 429
     code = "budget_exceeded"
-    error_class = "budget_exceeded"
+    error_class = ErrorClass.BUDGET_EXCEEDED
 
     def __init__(self, message: str, *, retry_after_seconds: int | None = None) -> None:
         super().__init__(message)
@@ -158,7 +160,7 @@ class BudgetExceeded(GatewayError):
 class RateLimited(GatewayError):
     status = 429
     code = "rate_limited"
-    error_class = "upstream_429"
+    error_class = ErrorClass.UPSTREAM_429
 
     def __init__(self, message: str, *, retry_after: str | None = None) -> None:
         super().__init__(message)
@@ -171,7 +173,7 @@ class RateLimited(GatewayError):
 class BudgetCheckFailed(GatewayError):
     """The budget check hit a database error that is not an outage: the call is refused."""
 
-    error_class = "budget_error"
+    error_class = ErrorClass.BUDGET_ERROR
 
 
 class BudgetUnavailable(GatewayError):
@@ -179,7 +181,7 @@ class BudgetUnavailable(GatewayError):
 
     status = 503
     code = "budget_unavailable"
-    error_class = "budget_unavailable"
+    error_class = ErrorClass.BUDGET_UNAVAILABLE
 
 
 class UpstreamFailed(GatewayError):
@@ -191,7 +193,7 @@ class InvalidUpstreamResponse(UpstreamFailed):
     """The last attempt's answer was unusable: larger than the gateway reads."""
 
     code = "invalid_upstream_response"
-    error_class = "invalid_upstream_response"
+    error_class = ErrorClass.INVALID_UPSTREAM_RESPONSE
 
 
 class UpstreamAuthFailed(GatewayError):
@@ -200,7 +202,7 @@ class UpstreamAuthFailed(GatewayError):
 
     status = 502
     code = "upstream_auth_failed"
-    error_class = "upstream_auth"
+    error_class = ErrorClass.UPSTREAM_AUTH
 
 
 class ServerBusy(GatewayError):
@@ -216,4 +218,4 @@ class ServerBusy(GatewayError):
 class UpstreamTimedOut(GatewayError):
     status = 504
     code = "upstream_timeout"
-    error_class = "upstream_timeout"
+    error_class = ErrorClass.UPSTREAM_TIMEOUT

@@ -18,6 +18,7 @@ from gateway.domain.errors import (
     UpstreamFailed,
     UpstreamTimedOut,
 )
+from gateway.domain.failures import ErrorClass, FailureKind
 from gateway.domain.model import Configuration
 from gateway.pipeline.context import CallContext, Target, note_attempt, note_served
 from gateway.pipeline.resolve import Resolution, Resolver
@@ -107,11 +108,13 @@ class Attempts:
                 # Opened by this call's own failures, or another call holds the half-open
                 # probe: the last real attempt decides, else the fallbacks are next.
                 raise last or UpstreamError(
-                    "circuit_open", f"circuit open for provider {provider.id}", retryable=True
+                    FailureKind.CIRCUIT_OPEN,
+                    f"circuit open for provider {provider.id}",
+                    retryable=True,
                 )
             remaining = ctx.remaining()
             if remaining <= 0:
-                raise last or UpstreamError("timeout", "the call's deadline passed")
+                raise last or UpstreamError(FailureKind.TIMEOUT, "the call's deadline passed")
             call = UpstreamCall(
                 provider=provider,
                 model=target.model,
@@ -129,7 +132,7 @@ class Attempts:
             except Exception as exc:  # an adapter fault must not skip the fallbacks or the row
                 log.warning("upstream %s: unexpected %s", provider.id, type(exc).__name__)
                 failure = UpstreamError(
-                    "connect", f"the upstream call failed ({type(exc).__name__})"
+                    FailureKind.CONNECT, f"the upstream call failed ({type(exc).__name__})"
                 )
             else:
                 self._observe(provider.id, time.perf_counter() - started, None)
@@ -173,7 +176,9 @@ class Attempts:
 def _final_error(
     ctx: CallContext, failures: list[tuple[Resolution, UpstreamError | None]]
 ) -> GatewayError:
-    attempted = [(r, e) for r, e in failures if e is not None and e.kind != "circuit_open"]
+    attempted = [
+        (r, e) for r, e in failures if e is not None and e.kind != FailureKind.CIRCUIT_OPEN
+    ]
     name = ctx.request.configuration
     if not attempted:
         ctx.record.error_class = _nothing_attempted_class(failures)
@@ -188,15 +193,15 @@ def _final_error(
         for r, e in attempted
         if r.target is not None and e is not None
     )
-    if last.kind == "timeout":
+    if last.kind == FailureKind.TIMEOUT:
         return UpstreamTimedOut(f"The upstream timed out ({listing}).")
-    if last.kind == "http_429":
+    if last.kind == FailureKind.HTTP_429:
         return RateLimited(
             f"The upstream rate-limited the call ({listing}).", retry_after=last.retry_after
         )
-    if last.kind == "oversize":
+    if last.kind == FailureKind.OVERSIZE:
         return InvalidUpstreamResponse(f"The upstream's answer was too large ({listing}).")
-    if last.kind == "auth_rejected":
+    if last.kind == FailureKind.AUTH_REJECTED:
         target = attempted[-1][0].target
         provider = target.provider.id if target is not None else "?"
         return UpstreamAuthFailed(
@@ -206,11 +211,13 @@ def _final_error(
     return UpstreamFailed(f"Every attempt failed ({listing}).")
 
 
-def _nothing_attempted_class(failures: list[tuple[Resolution, UpstreamError | None]]) -> str:
+def _nothing_attempted_class(
+    failures: list[tuple[Resolution, UpstreamError | None]],
+) -> ErrorClass:
     for resolution, error in failures:
-        if error is not None or resolution.failure == "circuit_open":
-            return "circuit_open"
-    return "no_eligible_model"
+        if error is not None or resolution.failure is ErrorClass.CIRCUIT_OPEN:
+            return ErrorClass.CIRCUIT_OPEN
+    return ErrorClass.NO_ELIGIBLE_MODEL
 
 
 def _caller_fault(failures: list[tuple[Resolution, UpstreamError | None]]) -> bool:

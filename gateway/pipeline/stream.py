@@ -22,6 +22,7 @@ from typing import Any
 
 import msgspec
 
+from gateway.domain.failures import ErrorClass, FailureKind
 from gateway.pipeline.accounting import account_estimated, account_reported
 from gateway.pipeline.context import CallContext, Target
 from gateway.pipeline.stream_open import OpenedStream, close_stream
@@ -42,9 +43,9 @@ from gateway.usage.tokens import TokenCounter
 
 Emit = Callable[[bytes], Awaitable[None]]
 _ENCODER = msgspec.json.Encoder()
-INVALID = "invalid_upstream_response"
+INVALID = ErrorClass.INVALID_UPSTREAM_RESPONSE
 # The code of the error event that ends a broken stream, by the row's error_class.
-_STREAM_CODES = {INVALID: INVALID}
+_STREAM_CODES = {INVALID: "invalid_upstream_response"}
 _NOT_JSON = "The upstream sent an event that is not JSON; the stream ends here."
 
 
@@ -75,11 +76,11 @@ class StreamRelay:
             await self._relay(emit)
             if self._invalid:
                 record.error_class = INVALID
-                await emit(_error_event(_NOT_JSON, INVALID))
+                await emit(_error_event(_NOT_JSON, _STREAM_CODES[INVALID]))
             elif self._tracker.error is not None:
-                record.error_class = "upstream_5xx"
+                record.error_class = ErrorClass.UPSTREAM_5XX
             elif not (self._tracker.done or self._tracker.finish_reason):
-                record.error_class = "stream_cut"
+                record.error_class = ErrorClass.STREAM_CUT
                 message = "The upstream stream ended before it was complete."
                 await emit(_error_event(message, "stream_cut"))
             else:
@@ -87,17 +88,21 @@ class StreamRelay:
         except EventTooLarge as error:
             record.error_class = INVALID
             message = f"The upstream sent a stream event larger than {error.limit} bytes."
-            await emit(_error_event(message, INVALID))
+            await emit(_error_event(message, _STREAM_CODES[INVALID]))
         except UpstreamError as error:
             record.error_class = error.error_class  # oversize: invalid_upstream_response
             code = _STREAM_CODES.get(error.error_class, "stream_cut")
             broke = f"The upstream stream broke: {error.message}"
-            await emit(_error_event(_NOT_JSON if error.kind == "invalid_response" else broke, code))
+            await emit(
+                _error_event(
+                    _NOT_JSON if error.kind == FailureKind.INVALID_RESPONSE else broke, code
+                )
+            )
         except (asyncio.CancelledError, GeneratorExit):
             if self._tracker.done:  # the client hung up after the whole answer: a success
                 record.success = True
             else:
-                record.error_class = "client_disconnected"
+                record.error_class = ErrorClass.CLIENT_DISCONNECTED
             raise
         finally:
             try:
@@ -112,7 +117,7 @@ class StreamRelay:
 
     async def abandon(self) -> None:
         """The answer could not even start: close the upstream stream and record the call."""
-        self.ctx.record.error_class = "client_disconnected"
+        self.ctx.record.error_class = ErrorClass.CLIENT_DISCONNECTED
         try:
             await close_stream(self._chunks)
         finally:

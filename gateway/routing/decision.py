@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gateway.domain.model import Model, Operation, PolicyMode, Provider
+from gateway.domain.model import CostBasis, Model, Operation, PolicyMode, Provider
 from gateway.domain.signals import HistoryFigures
 from gateway.routing.eligibility import Rejection, RejectionReason
 
@@ -39,7 +39,7 @@ class Decision:
     mode: PolicyMode
     mode_overridden: bool
     call_history: bool  # the history was read for this decision
-    cost_basis: str | None  # 'list' | 'measured' | None (cost not collected)
+    cost_basis: CostBasis | None  # None: cost not collected
     selected: Model | None
     candidates: tuple[Candidate, ...]  # eligible, in rank order
     rejected: tuple[Rejection, ...]

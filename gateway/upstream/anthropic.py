@@ -10,6 +10,7 @@ import aiohttp
 import httpx
 import msgspec
 
+from gateway.domain.failures import FailureKind, kind_for_status
 from gateway.inbound import Endpoint
 from gateway.streaming.sse import EventTooLarge, SSEDecoder, encode_event
 from gateway.upstream.anthropic_errors import TranslationError, error_envelope, map_error
@@ -20,7 +21,7 @@ from gateway.upstream.anthropic_translate import (
     translate_request,
     usage_from_anthropic,
 )
-from gateway.upstream.base import UpstreamCall, UpstreamError, UpstreamReply, kind_for_status
+from gateway.upstream.base import UpstreamCall, UpstreamError, UpstreamReply
 from gateway.upstream.error_body import redact_json
 from gateway.upstream.http import UpstreamHTTP, body_chunks
 from gateway.upstream.openai_compat import read_json_object, send_json
@@ -39,7 +40,7 @@ class AnthropicAdapter:
         response = await self._send(call, request)
         message = await read_json_object(response, self._client.limits.body_bytes)
         if message.get("type") == "error":
-            raise UpstreamError("invalid_response", "upstream answered no message")
+            raise UpstreamError(FailureKind.INVALID_RESPONSE, "upstream answered no message")
         body = from_messages_response(message, int(time.time()), request.response_tool)
         usage = message.get("usage")
         return UpstreamReply(
@@ -58,7 +59,7 @@ class AnthropicAdapter:
         except StopAsyncIteration:
             await response.aclose()
             raise UpstreamError(
-                "stream_cut", "upstream closed the stream before any byte", retryable=True
+                FailureKind.STREAM_CUT, "upstream closed the stream before any byte", retryable=True
             ) from None
         except UpstreamError as error:
             await response.aclose()
@@ -107,7 +108,7 @@ def _translated(call: UpstreamCall) -> MessagesRequest:
             "unsupported_operation",
         )
         raise UpstreamError(
-            "http_4xx",
+            FailureKind.HTTP_4XX,
             "operation not offered by anthropic",
             status=400,
             body=_ENCODER.encode(envelope),
@@ -120,7 +121,7 @@ def _translated(call: UpstreamCall) -> MessagesRequest:
         envelope = error_envelope(400, exc.message, "invalid_request")
         envelope["error"]["param"] = exc.param
         raise UpstreamError(
-            "http_4xx", exc.message, status=400, body=_ENCODER.encode(envelope)
+            FailureKind.HTTP_4XX, exc.message, status=400, body=_ENCODER.encode(envelope)
         ) from exc
 
 
@@ -143,10 +144,12 @@ async def _translate(
                     yield encode_event(b"[DONE]")
                     return
     except (httpx.HTTPError, aiohttp.ClientError) as exc:
-        raise UpstreamError("stream_cut", f"upstream stream broke: {type(exc).__name__}") from exc
+        raise UpstreamError(
+            FailureKind.STREAM_CUT, f"upstream stream broke: {type(exc).__name__}"
+        ) from exc
     except EventTooLarge as exc:
         raise UpstreamError(
-            "oversize", f"an upstream stream event exceeds {exc.limit} bytes"
+            FailureKind.OVERSIZE, f"an upstream stream event exceeds {exc.limit} bytes"
         ) from exc
     finally:
         await response.aclose()
@@ -169,7 +172,9 @@ def _translate_event(translator: StreamTranslator, name: str, data: str) -> byte
     except (msgspec.DecodeError, RecursionError):
         payload = None
     if not isinstance(payload, dict):
-        raise UpstreamError("invalid_response", "upstream sent an event that is not a JSON object")
+        raise UpstreamError(
+            FailureKind.INVALID_RESPONSE, "upstream sent an event that is not a JSON object"
+        )
     chunks = translator.feed(name or str(payload.get("type", "")), payload)
     return b"".join(encode_event(_ENCODER.encode(c)) for c in chunks)
 

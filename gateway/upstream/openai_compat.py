@@ -11,8 +11,9 @@ import aiohttp
 import httpx
 import msgspec
 
+from gateway.domain.failures import FailureKind, kind_for_status
 from gateway.domain.model import Provider
-from gateway.upstream.base import UpstreamCall, UpstreamError, UpstreamReply, kind_for_status
+from gateway.upstream.base import UpstreamCall, UpstreamError, UpstreamReply
 from gateway.upstream.error_body import ErrorBody, openai_envelope, read_error_body
 from gateway.upstream.http import UpstreamHTTP, body_chunks, parse_url, timeout_for
 from gateway.usage.openai_usage import usage_from_openai
@@ -51,7 +52,9 @@ class OpenAICompatAdapter:
         body = await read_json_object(response, self._client.limits.body_bytes)
         if "error" in body and "choices" not in body and "data" not in body:
             # Some upstreams report a failure after a 200 (it was sent before the work began).
-            raise UpstreamError("invalid_response", "upstream answered an error with a 2xx status")
+            raise UpstreamError(
+                FailureKind.INVALID_RESPONSE, "upstream answered an error with a 2xx status"
+            )
         model = body.get("model")
         return UpstreamReply(
             body=body,
@@ -64,19 +67,21 @@ class OpenAICompatAdapter:
         if response.headers.get("content-encoding", "identity").lower() != "identity":
             # Relayed as it is, a compressed stream would reach the client as garbage.
             await response.aclose()
-            raise UpstreamError("invalid_response", "upstream compressed its stream unasked")
+            raise UpstreamError(
+                FailureKind.INVALID_RESPONSE, "upstream compressed its stream unasked"
+            )
         chunks = body_chunks(response)
         try:
             first = await anext(chunks)
         except StopAsyncIteration:
             await response.aclose()
             raise UpstreamError(
-                "stream_cut", "upstream closed the stream before any byte", retryable=True
+                FailureKind.STREAM_CUT, "upstream closed the stream before any byte", retryable=True
             ) from None
         except (httpx.HTTPError, aiohttp.ClientError) as exc:
             await response.aclose()
             raise UpstreamError(
-                "stream_cut",
+                FailureKind.STREAM_CUT,
                 f"upstream stream failed before its first byte: {type(exc).__name__}",
                 retryable=True,
             ) from exc
@@ -125,11 +130,11 @@ async def http_error(
     """
     status = response.status_code
     kind = kind_for_status(status)
-    if kind == "invalid_response":
+    if kind == FailureKind.INVALID_RESPONSE:
         await response.aclose()
         message = f"upstream answered a redirect (HTTP {status}), which is not followed"
         return UpstreamError(kind, message)
-    if kind == "auth_rejected":
+    if kind == FailureKind.AUTH_REJECTED:
         await response.aclose()
         message = f"provider {provider.id} rejected the gateway's credentials (HTTP {status})"
         return UpstreamError(kind, message)
@@ -168,7 +173,9 @@ async def _relay(
         async for chunk in chunks:
             yield chunk
     except (httpx.HTTPError, aiohttp.ClientError) as exc:
-        raise UpstreamError("stream_cut", f"upstream stream broke: {type(exc).__name__}") from exc
+        raise UpstreamError(
+            FailureKind.STREAM_CUT, f"upstream stream broke: {type(exc).__name__}"
+        ) from exc
     finally:
         await response.aclose()
 
@@ -183,9 +190,9 @@ async def read_json_object(response: httpx.Response, limit: int) -> dict[str, An
     try:
         body = msgspec.json.decode(raw)
     except (msgspec.DecodeError, RecursionError) as exc:  # nesting deeper than msgspec goes
-        raise UpstreamError("invalid_response", "upstream answered invalid JSON") from exc
+        raise UpstreamError(FailureKind.INVALID_RESPONSE, "upstream answered invalid JSON") from exc
     if not isinstance(body, dict):
-        raise UpstreamError("invalid_response", "upstream answered a non-object")
+        raise UpstreamError(FailureKind.INVALID_RESPONSE, "upstream answered a non-object")
     return body
 
 
@@ -209,7 +216,7 @@ async def read_capped(response: httpx.Response, limit: int) -> bytes:
 
 
 def _oversize_body(limit: int) -> UpstreamError:
-    return UpstreamError("oversize", f"the upstream's answer exceeds {limit} bytes")
+    return UpstreamError(FailureKind.OVERSIZE, f"the upstream's answer exceeds {limit} bytes")
 
 
 async def read_all(response: httpx.Response, limit: int | None = None) -> bytes:
@@ -230,14 +237,18 @@ def classify_transport_error(exc: Exception) -> UpstreamError:
     """httpx-aiohttp maps every aiohttp connection error to a timeout; look at the cause."""
     cause = exc if isinstance(exc, aiohttp.ClientError) else exc.__cause__
     if isinstance(cause, aiohttp.ServerTimeoutError | TimeoutError):
-        return UpstreamError("timeout", "the upstream did not answer in time")
+        return UpstreamError(FailureKind.TIMEOUT, "the upstream did not answer in time")
     if isinstance(cause, aiohttp.ClientConnectionError):  # refused, reset, disconnected
-        return UpstreamError("connect", f"could not reach the upstream: {type(cause).__name__}")
+        return UpstreamError(
+            FailureKind.CONNECT, f"could not reach the upstream: {type(cause).__name__}"
+        )
     if isinstance(exc, httpx.TimeoutException):
-        return UpstreamError("timeout", "the upstream did not answer in time")
+        return UpstreamError(FailureKind.TIMEOUT, "the upstream did not answer in time")
     if isinstance(exc, httpx.ConnectError | httpx.RemoteProtocolError | httpx.NetworkError):
-        return UpstreamError("connect", f"could not reach the upstream: {type(exc).__name__}")
-    return UpstreamError("connect", f"upstream transport failed: {type(exc).__name__}")
+        return UpstreamError(
+            FailureKind.CONNECT, f"could not reach the upstream: {type(exc).__name__}"
+        )
+    return UpstreamError(FailureKind.CONNECT, f"upstream transport failed: {type(exc).__name__}")
 
 
 class AzureOpenAIAdapter(OpenAICompatAdapter):

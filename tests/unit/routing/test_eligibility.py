@@ -6,6 +6,7 @@ from gateway.domain.model import (
     AdapterType,
     Capability,
     Criteria,
+    Enforcement,
     Model,
     Operation,
     Provider,
@@ -149,7 +150,7 @@ def test_operation_and_required_capabilities_follow_the_request() -> None:
 
 
 def test_observe_mode_refuses_nothing_but_warns() -> None:
-    routing = RoutingSettings(operation_capability_enforcement="observe")
+    routing = RoutingSettings(operation_capability_enforcement=Enforcement.OBSERVE)
     embedder = model("embedder", caps=[Capability.EMBEDDINGS])
     chatter = model("chatter", caps=[Capability.CHAT])
     required = frozenset({Capability.CHAT})
@@ -167,18 +168,18 @@ def test_observe_mode_refuses_nothing_but_warns() -> None:
 def test_a_configuration_overrides_the_routing_enforcement_both_ways() -> None:
     embedder = model("embedder", caps=[Capability.EMBEDDINGS])
     required = frozenset({Capability.CHAT})
-    lenient = replace(config(), operation_capability_enforcement="observe")
+    lenient = replace(config(), operation_capability_enforcement=Enforcement.OBSERVE)
     decision = decide(lenient, Operation.CHAT, required, snapshot([embedder]))
     assert decision.rejected == () and decision.selected == embedder
 
-    strict = replace(config(), operation_capability_enforcement="enforce")
-    observing = RoutingSettings(operation_capability_enforcement="observe")
+    strict = replace(config(), operation_capability_enforcement=Enforcement.ENFORCE)
+    observing = RoutingSettings(operation_capability_enforcement=Enforcement.OBSERVE)
     decision = decide(strict, Operation.CHAT, required, snapshot([embedder], routing=observing))
     assert [r.reason for r in decision.rejected] == [R.OPERATION_CAPABILITY_MISSING]
 
 
 def test_observe_mode_still_enforces_criteria() -> None:
-    routing = RoutingSettings(operation_capability_enforcement="observe")
+    routing = RoutingSettings(operation_capability_enforcement=Enforcement.OBSERVE)
     criteria = Criteria(capabilities=frozenset({Capability.VISION}))
     decision = decide(
         config(criteria=criteria), Operation.CHAT, CHAT, snapshot([model("a")], routing=routing)
