@@ -11,19 +11,17 @@ from typing import TypeVar
 from gateway.domain.errors import (
     BudgetExceeded,
     GatewayError,
-    InvalidUpstreamResponse,
     NoEligibleModel,
-    RateLimited,
-    UpstreamAuthFailed,
-    UpstreamFailed,
-    UpstreamTimedOut,
+    UpstreamError,
+    UpstreamRejected,
+    exhausted,
 )
 from gateway.domain.failures import ErrorClass, FailureKind
 from gateway.domain.model import Configuration
 from gateway.pipeline.context import CallContext, Target, note_attempt, note_served
 from gateway.pipeline.resolve import Resolution, Resolver
 from gateway.routing.circuit import CircuitBreakers
-from gateway.upstream.base import Adapter, UpstreamCall, UpstreamError
+from gateway.upstream.base import Adapter, UpstreamCall
 from gateway.upstream.retry import retry_delay, should_retry
 
 T = TypeVar("T")
@@ -32,15 +30,6 @@ Dispatch = Callable[[Adapter, UpstreamCall], Awaitable[T]]
 UpstreamObserver = Callable[[str, float, str | None], None]  # provider id, seconds, error kind
 # Holds a fallback's own budget before it is tried; raises BudgetExceeded to skip it.
 FallbackAdmission = Callable[[Resolution], Awaitable[None]]
-
-
-class UpstreamRejected(Exception):
-    """A non-retryable upstream answer (4xx other than 401/403/408/429): the client gets
-    its status and its body as an envelope."""
-
-    def __init__(self, error: UpstreamError) -> None:
-        super().__init__(error.message)
-        self.error = error
 
 
 class Attempts:
@@ -193,22 +182,8 @@ def _final_error(
         for r, e in attempted
         if r.target is not None and e is not None
     )
-    if last.kind == FailureKind.TIMEOUT:
-        return UpstreamTimedOut(f"The upstream timed out ({listing}).")
-    if last.kind == FailureKind.HTTP_429:
-        return RateLimited(
-            f"The upstream rate-limited the call ({listing}).", retry_after=last.retry_after
-        )
-    if last.kind == FailureKind.OVERSIZE:
-        return InvalidUpstreamResponse(f"The upstream's answer was too large ({listing}).")
-    if last.kind == FailureKind.AUTH_REJECTED:
-        target = attempted[-1][0].target
-        provider = target.provider.id if target is not None else "?"
-        return UpstreamAuthFailed(
-            f"The provider '{provider}' rejected the gateway's credentials; your API key is "
-            f"fine, the gateway's key for that provider needs attention ({listing})."
-        )
-    return UpstreamFailed(f"Every attempt failed ({listing}).")
+    target = attempted[-1][0].target
+    return exhausted(last, listing, target.provider.id if target is not None else "?")
 
 
 def _nothing_attempted_class(

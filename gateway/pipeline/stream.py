@@ -18,10 +18,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from decimal import Decimal
-from typing import Any
 
 import msgspec
 
+from gateway.domain.errors import UpstreamError, envelope
 from gateway.domain.failures import ErrorClass, FailureKind
 from gateway.pipeline.accounting import account_estimated, account_reported
 from gateway.pipeline.context import CallContext, Target
@@ -29,7 +29,6 @@ from gateway.pipeline.stream_open import OpenedStream, close_stream
 from gateway.pricing import cost
 from gateway.streaming.openai_stream import Observation, with_cost
 from gateway.streaming.sse import EventTooLarge, RawEvent, encode_event
-from gateway.upstream.base import UpstreamError
 from gateway.upstream.error_body import stream_error_envelope
 from gateway.usage.estimate import (
     INLINE_CHARS,
@@ -213,7 +212,4 @@ class StreamRelay:
 
 def _error_event(message: str, code: str) -> bytes:
     """The one shape of every error event the gateway itself ends a stream with."""
-    payload: dict[str, Any] = {
-        "error": {"message": message, "type": "api_error", "param": None, "code": code}
-    }
-    return encode_event(_ENCODER.encode(payload))
+    return encode_event(_ENCODER.encode(envelope(None, message, code)))

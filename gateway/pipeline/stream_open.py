@@ -20,10 +20,10 @@ import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+from gateway.domain.errors import UpstreamError
 from gateway.domain.failures import FailureKind
 from gateway.streaming.openai_stream import Observation, StreamUsageTracker
 from gateway.streaming.sse import EventTooLarge, RawEvent, SSEDecoder
-from gateway.upstream.base import UpstreamError
 from gateway.usage.tally import TokenTally
 from gateway.usage.tokens import TextCounter
 

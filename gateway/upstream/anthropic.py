@@ -10,10 +10,11 @@ import aiohttp
 import httpx
 import msgspec
 
+from gateway.domain.errors import TranslationError, UpstreamError, as_gateway_error, envelope
 from gateway.domain.failures import FailureKind, kind_for_status
 from gateway.inbound import Endpoint
 from gateway.streaming.sse import EventTooLarge, SSEDecoder, encode_event
-from gateway.upstream.anthropic_errors import TranslationError, error_envelope, map_error
+from gateway.upstream.anthropic_errors import map_error
 from gateway.upstream.anthropic_stream import StreamTranslator
 from gateway.upstream.anthropic_translate import (
     MessagesRequest,
@@ -21,7 +22,7 @@ from gateway.upstream.anthropic_translate import (
     translate_request,
     usage_from_anthropic,
 )
-from gateway.upstream.base import UpstreamCall, UpstreamError, UpstreamReply
+from gateway.upstream.base import UpstreamCall, UpstreamReply
 from gateway.upstream.error_body import redact_json
 from gateway.upstream.http import UpstreamHTTP, body_chunks
 from gateway.upstream.openai_compat import read_json_object, send_json
@@ -101,27 +102,27 @@ class AnthropicAdapter:
 def _translated(call: UpstreamCall) -> MessagesRequest:
     """The Messages API request, or the 400 a client reads for what cannot be translated."""
     if call.endpoint is not Endpoint.CHAT:
-        envelope = error_envelope(
+        refusal = envelope(
             400,
             f"The model '{call.model.id}' is served by Anthropic, which offers no "
             f"{call.endpoint.value} endpoint; use a chat model or another provider.",
-            "unsupported_operation",
+            code="unsupported_operation",
         )
         raise UpstreamError(
             FailureKind.HTTP_4XX,
             "operation not offered by anthropic",
             status=400,
-            body=_ENCODER.encode(envelope),
+            body=_ENCODER.encode(refusal),
         )
     try:
         return translate_request(
             call.body, call.model.name, call.model.max_output_tokens or DEFAULT_MAX_TOKENS
         )
     except TranslationError as exc:
-        envelope = error_envelope(400, exc.message, "invalid_request")
-        envelope["error"]["param"] = exc.param
+        # Relayed as an upstream 400: the row records the provider it would have gone to.
+        refusal = as_gateway_error(exc).envelope()
         raise UpstreamError(
-            FailureKind.HTTP_4XX, exc.message, status=400, body=_ENCODER.encode(envelope)
+            FailureKind.HTTP_4XX, exc.message, status=400, body=_ENCODER.encode(refusal)
         ) from exc
 
 

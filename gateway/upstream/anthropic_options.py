@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from gateway.upstream.anthropic_errors import TranslationError
+from gateway.domain.errors import TranslationError
 
 TRANSLATED = frozenset(
     {

@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from gateway.domain.errors import TranslationError
 from gateway.domain.usage import Usage
-from gateway.upstream.anthropic_errors import TranslationError
 from gateway.upstream.anthropic_options import copy_options, refuse_unsupported
 from gateway.upstream.anthropic_tools import plan_tools
 

@@ -1,10 +1,8 @@
 """The adapter seam: one protocol every provider implements.
 
-    UpstreamError                 raised by adapters, classified by ``kind`` (a
-                                  ``FailureKind``, gateway/domain/failures.py)
-
-Adapters translate httpx/aiohttp failures into ``UpstreamError`` at this
-boundary (``raise ... from exc``); nothing above ``upstream`` sees httpx.
+Adapters raise ``UpstreamError`` (gateway/domain/errors.py; its ``kind`` is a
+``FailureKind``) for every failure, translating httpx/aiohttp failures at this boundary
+(``raise ... from exc``): nothing above ``upstream`` sees httpx.
 """
 
 from __future__ import annotations
@@ -13,42 +11,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from gateway.domain.failures import ERROR_CLASS, RETRYABLE_KINDS, ErrorClass, FailureKind
 from gateway.domain.model import Model, Provider
 from gateway.domain.usage import Usage
 from gateway.inbound import Endpoint
-
-
-class UpstreamError(Exception):
-    def __init__(
-        self,
-        kind: FailureKind,
-        message: str,
-        *,
-        status: int | None = None,
-        body: bytes = b"",
-        content_type: str = "application/json",
-        retry_after: str | None = None,
-        retryable: bool | None = None,
-    ) -> None:
-        super().__init__(message)
-        self._retryable = retryable
-        self.kind = kind
-        self.message = message
-        self.status = status
-        self.body = body
-        self.content_type = content_type
-        self.retry_after = retry_after
-
-    @property
-    def retryable(self) -> bool:
-        if self._retryable is not None:
-            return self._retryable
-        return self.kind in RETRYABLE_KINDS
-
-    @property
-    def error_class(self) -> ErrorClass:
-        return ERROR_CLASS[self.kind]
 
 
 @dataclass(slots=True)

@@ -11,9 +11,10 @@ import aiohttp
 import httpx
 import msgspec
 
+from gateway.domain.errors import UpstreamError
 from gateway.domain.failures import FailureKind, kind_for_status
 from gateway.domain.model import Provider
-from gateway.upstream.base import UpstreamCall, UpstreamError, UpstreamReply
+from gateway.upstream.base import UpstreamCall, UpstreamReply
 from gateway.upstream.error_body import ErrorBody, openai_envelope, read_error_body
 from gateway.upstream.http import UpstreamHTTP, body_chunks, parse_url, timeout_for
 from gateway.usage.openai_usage import usage_from_openai

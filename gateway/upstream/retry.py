@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
+from gateway.domain.errors import UpstreamError
 from gateway.domain.failures import SAME_PROVIDER_FUTILE
-from gateway.upstream.base import UpstreamError
 
 MAX_RETRY_AFTER_SECONDS = 30.0
 BASE_DELAY_SECONDS = 0.25

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from gateway.domain.errors import UpstreamError
 from gateway.domain.failures import FailureKind, kind_for_status
-from gateway.upstream.base import UpstreamError
 from gateway.upstream.retry import should_retry
 
 
