@@ -36,7 +36,7 @@ _BY_STATUS: dict[int, type[GatewayError]] = {
 class _HttpRefusal(InvalidRequest):
     """Any other 4xx of the HTTP layer: its own status, code ``invalid_request``."""
 
-    def __init__(self, message: str, status: int) -> None:
+    def __init__(self, message: str, status: int = 400) -> None:
         super().__init__(message)
         self._status = status
 

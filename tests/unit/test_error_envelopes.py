@@ -12,7 +12,7 @@ from gateway.domain import errors
 from gateway.domain.errors import GatewayError, NoEligibleModel
 from gateway.domain.errors import envelope as build_envelope
 from gateway.pipeline.stream import _error_event
-from gateway.upstream.anthropic_errors import map_error
+from gateway.upstream.anthropic.errors import map_error
 from gateway.upstream.error_body import read_error_body
 from tests.support.openai_schema import assert_valid
 

@@ -1,4 +1,4 @@
-"""Anthropic's Messages API behind the OpenAI chat API (translation in anthropic_translate)."""
+"""Anthropic's Messages API behind the OpenAI chat API (the translation is in translate.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
-import aiohttp
 import httpx
 import msgspec
 
@@ -14,9 +13,9 @@ from gateway.domain.errors import TranslationError, UpstreamError, as_gateway_er
 from gateway.domain.failures import FailureKind, kind_for_status
 from gateway.inbound import Endpoint
 from gateway.streaming.sse import EventTooLarge, SSEDecoder, encode_event
-from gateway.upstream.anthropic_errors import map_error
-from gateway.upstream.anthropic_stream import StreamTranslator
-from gateway.upstream.anthropic_translate import (
+from gateway.upstream.anthropic.errors import map_error
+from gateway.upstream.anthropic.stream import StreamTranslator
+from gateway.upstream.anthropic.translate import (
     MessagesRequest,
     from_messages_response,
     translate_request,
@@ -24,8 +23,15 @@ from gateway.upstream.anthropic_translate import (
 )
 from gateway.upstream.base import UpstreamCall, UpstreamReply
 from gateway.upstream.error_body import redact_json
-from gateway.upstream.http import UpstreamHTTP, body_chunks
-from gateway.upstream.openai_compat import read_json_object, send_json
+from gateway.upstream.http import (
+    TRANSPORT_ERRORS,
+    UpstreamHTTP,
+    body_chunks,
+    first_chunk,
+    read_json_object,
+    relay_rest,
+    send_json,
+)
 
 DEFAULT_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096  # when the model declares no maxOutputTokens
@@ -55,17 +61,7 @@ class AnthropicAdapter:
         response = await self._send(call, request)
         translator = StreamTranslator(call.model.name, int(time.time()), request.response_tool)
         events = _translate(response, translator, self._client.limits.event_bytes)
-        try:
-            first = await anext(events)
-        except StopAsyncIteration:
-            await response.aclose()
-            raise UpstreamError(
-                FailureKind.STREAM_CUT, "upstream closed the stream before any byte", retryable=True
-            ) from None
-        except UpstreamError as error:
-            await response.aclose()
-            # Nothing reached the client yet: a fallback may still answer.
-            raise UpstreamError(error.kind, error.message, retryable=True) from error
+        first = await first_chunk(response, events)
         if translator.error is not None:  # the stream opened with an error: not a byte sent
             await events.aclose()
             status = translator.error_status or 500
@@ -75,7 +71,7 @@ class AnthropicAdapter:
                 status=status,
                 body=_ENCODER.encode(redact_json(translator.error, call.provider.api_key)),
             )
-        return _prepend(first, events)
+        return relay_rest(first, events, response)
 
     async def _send(self, call: UpstreamCall, request: MessagesRequest) -> httpx.Response:
         payload = request.payload
@@ -144,7 +140,7 @@ async def _translate(
                     yield encode_event(_ENCODER.encode(_usage_chunk(translator)))
                     yield encode_event(b"[DONE]")
                     return
-    except (httpx.HTTPError, aiohttp.ClientError) as exc:
+    except TRANSPORT_ERRORS as exc:
         raise UpstreamError(
             FailureKind.STREAM_CUT, f"upstream stream broke: {type(exc).__name__}"
         ) from exc
@@ -178,14 +174,3 @@ def _translate_event(translator: StreamTranslator, name: str, data: str) -> byte
         )
     chunks = translator.feed(name or str(payload.get("type", "")), payload)
     return b"".join(encode_event(_ENCODER.encode(c)) for c in chunks)
-
-
-async def _prepend(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    try:
-        yield first
-        async for item in rest:
-            yield item
-    finally:
-        aclose = getattr(rest, "aclose", None)
-        if aclose is not None:
-            await aclose()

@@ -10,8 +10,8 @@ from typing import Any
 
 from gateway.domain.errors import envelope
 from gateway.domain.usage import Usage
-from gateway.upstream.anthropic_errors import STATUS_BY_ERROR_TYPE, parse_error
-from gateway.upstream.anthropic_translate import (
+from gateway.upstream.anthropic.errors import STATUS_BY_ERROR_TYPE, parse_error
+from gateway.upstream.anthropic.translate import (
     finish_reason,
     openai_usage,
     usage_from_anthropic,
