@@ -204,10 +204,7 @@ def _refusal_message(name: str, failures: list[tuple[Resolution, UpstreamError |
     for resolution, error in failures:
         cid = resolution.configuration.id
         if resolution.decision is not None:
-            reasons = sorted(
-                {f"{r.model.id}: {r.reason.value}" for r in resolution.decision.rejected}
-            )
-            parts.append(f"{cid} [{', '.join(reasons) or 'no active models'}]")
+            parts.append(f"{cid} [{resolution.decision.refusal_reasons()}]")
         elif resolution.missing:
             needed = ", ".join(sorted(resolution.missing))
             model = resolution.configuration.model

@@ -218,6 +218,7 @@ class Pipeline:
             )
             if held is not None:
                 ctx.fallback_holds.append(held)
+            self._warn_observed(ctx, resolution)  # admitted: it is attempted next
 
         return admit
 
@@ -272,15 +273,23 @@ class Pipeline:
         primary = self._resolver.resolve(configuration, ctx.request)
         if primary.decision is not None:
             note_decision(ctx.record, primary.decision)
-        if primary.warnings:  # operationCapabilityEnforcement: observe
-            self._observer.observe_capability_warning(configuration.id)
-            log.warning(
-                "call %s to %s sent anyway (observe): %s",
-                ctx.correlation_id,
-                configuration.id,
-                "; ".join(primary.warnings),
-            )
+        self._warn_observed(ctx, primary)
         return primary
+
+    def _warn_observed(self, ctx: CallContext, resolution: Resolution) -> None:
+        """operationCapabilityEnforcement: observe: a configuration whose model lacks what
+        the call needs is attempted anyway, with a warning line and the metric (the primary
+        and each fallback attempted)."""
+        if not resolution.warnings:
+            return
+        configuration = resolution.configuration.id
+        self._observer.observe_capability_warning(configuration)
+        log.warning(
+            "call %s to %s sent anyway (observe): %s",
+            ctx.correlation_id,
+            configuration,
+            "; ".join(resolution.warnings),
+        )
 
     async def _answer_whole(
         self, ctx: CallContext, reply: UpstreamReply, target: Target, *, keep_plain: bool

@@ -225,18 +225,17 @@ def test_rejection_names_sorted_distinct() -> None:
     assert decision.rejection_names() == "CAPABILITY_MISSING,CONTEXT_TOO_SMALL"
 
 
-def test_refusal_message_names_configuration_and_each_reason() -> None:
+def test_refusal_reasons_name_each_refused_model_and_its_reason() -> None:
     _, decision = _reasons(
         Criteria(min_context_length=100),
         model("emb", caps=[Capability.EMBEDDINGS], context=1000),
         model("small", context=10),
     )
-    message = decision.refusal_message()
-    assert "'smart'" in message
-    assert "emb (OPERATION_CAPABILITY_MISSING)" in message
-    assert "small (CONTEXT_TOO_SMALL)" in message
+    assert decision.refusal_reasons() == (
+        "emb: OPERATION_CAPABILITY_MISSING, small: CONTEXT_TOO_SMALL"
+    )
     _, empty = _reasons(Criteria(), model("off", active=False))
-    assert "no active model" in empty.refusal_message()
+    assert empty.refusal_reasons() == "no active models"
 
 
 def test_cost_basis_column_is_empty_where_cost_is_not_collected() -> None:
