@@ -22,7 +22,7 @@ from gateway.pipeline.context import CallContext, Target, note_attempt, note_ser
 from gateway.pipeline.resolve import Resolution, Resolver
 from gateway.routing.circuit import CircuitBreakers
 from gateway.upstream.base import Adapter, UpstreamCall
-from gateway.upstream.retry import retry_delay, should_retry
+from gateway.upstream.retry import retry_delay, why_not_retried
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -130,16 +130,29 @@ class Attempts:
             self._observe(provider.id, time.perf_counter() - started, failure.kind)
             if not failure.retryable:
                 self._breakers.record_success(provider.id)  # it answered: the fault is ours
+                _not_retried(ctx, provider.id, failure, "the upstream refused the request itself")
                 raise failure
             self._failed(ctx, target, failure)
             last = failure
-            if should_retry(failure, attempt, provider.max_retries):
+            reason = why_not_retried(failure, attempt, provider.max_retries)
+            if reason is None:
                 delay = retry_delay(attempt, failure.retry_after)
                 if delay < ctx.remaining():
                     ctx.record.provider_retries += 1
                     attempt += 1
+                    log.info(
+                        "call %s: retrying %s in %.2f s after %s (retry %d of %d)",
+                        ctx.correlation_id,
+                        provider.id,
+                        delay,
+                        failure.kind,
+                        attempt,
+                        provider.max_retries,
+                    )
                     await asyncio.sleep(delay)
                     continue
+                reason = f"its {delay:.2f} s backoff would pass the call's deadline"
+            _not_retried(ctx, provider.id, failure, reason)
             raise failure
 
     def _failed(self, ctx: CallContext, target: Target, failure: UpstreamError) -> None:
@@ -160,6 +173,19 @@ class Attempts:
                 provider,
                 self._breakers.cooldown_seconds,
             )
+
+
+def _not_retried(ctx: CallContext, provider: str, failure: UpstreamError, reason: str) -> None:
+    """Why the provider is not asked again: the fallbacks (if any) are next."""
+    level = logging.INFO if failure.retryable else logging.DEBUG
+    log.log(
+        level,
+        "call %s: %s not retried after %s: %s",
+        ctx.correlation_id,
+        provider,
+        failure.kind,
+        reason,
+    )
 
 
 def _final_error(
