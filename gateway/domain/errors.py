@@ -12,6 +12,16 @@ GatewayException
 │                           by ``exhausted`` (one of the 429/502/504 below)
 ├── UpstreamRejected        a non-retryable upstream answer (a 4xx other than 401/403/408/429):
 │                           relayed with its own status and (redacted) body
+├── Refused                 a budget line would be passed (gateway/budgets/store.py): the
+│                           budget gate answers it as BudgetExceeded
+├── SettleUncertain         a budget settlement may or may not have committed (budgets/store.py):
+│                           the gate keeps it for recovery, never an answer
+├── EventTooLarge           an SSE event past its cap (gateway/streaming/sse.py): the adapter
+│                           raises UpstreamError(oversize), the relay ends the stream
+├── UndecodableBody         an upstream error body in an encoding not undone
+│                           (gateway/upstream/error_body.py): described, never raised further
+├── EvalImportError         eval results that cannot be imported (gateway/signals/quality.py):
+│                           the CLI prints each problem
 └── GatewayError            an answer: HTTP status, OpenAI type and code
     ├── InvalidRequest          400 invalid_request_error  invalid_request
     │   └── InvalidJson         400 invalid_request_error  invalid_json

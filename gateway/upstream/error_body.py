@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from gateway.domain.errors import envelope, error_type_for
+from gateway.domain.errors import GatewayException, envelope, error_type_for
 
 REDACTED = "[redacted]"
 MAX_DECODED_BYTES = 256 * 1024  # a small compressed body may inflate a thousandfold
@@ -49,7 +49,7 @@ class ErrorBody:
     unreadable: str | None = None  # the Content-Encoding that could not be undone
 
 
-class UndecodableBody(ValueError):
+class UndecodableBody(GatewayException, ValueError):
     pass
 
 
