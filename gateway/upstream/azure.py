@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gateway.inbound import Endpoint
 from gateway.upstream.base import UpstreamCall
 from gateway.upstream.openai_compat import OpenAICompatAdapter
 
@@ -13,6 +14,8 @@ class AzureOpenAIAdapter(OpenAICompatAdapter):
 
     def url(self, call: UpstreamCall) -> str:
         base = call.provider.base_url.rstrip("/")
+        if call.endpoint is Endpoint.RESPONSES:  # no deployment in the path: it is `model`
+            return f"{base}/openai/responses?api-version={call.provider.api_version}"
         return (
             f"{base}/openai/deployments/{call.model.name}/{call.endpoint.value}"
             f"?api-version={call.provider.api_version}"

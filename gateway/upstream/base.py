@@ -45,7 +45,7 @@ class Adapter(Protocol):
         """Open a stream, raising UpstreamError before the first byte if it fails.
 
         The iterator yields OpenAI-shaped SSE bytes; a failure while iterating
-        raises UpstreamError(kind="stream_cut"). ``ask_usage``: request the
+        raises UpstreamError(kind=FailureKind.STREAM_CUT). ``ask_usage``: request the
         upstream's usage chunk.
         """
         ...

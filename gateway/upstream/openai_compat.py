@@ -11,6 +11,7 @@ import httpx
 
 from gateway.domain.errors import UpstreamError
 from gateway.domain.failures import FailureKind
+from gateway.inbound import Endpoint
 from gateway.upstream.base import UpstreamCall, UpstreamReply
 from gateway.upstream.http import (
     UpstreamHTTP,
@@ -20,7 +21,7 @@ from gateway.upstream.http import (
     relay_rest,
     send_json,
 )
-from gateway.usage.openai_usage import usage_from_openai
+from gateway.usage.openai_usage import usage_from_openai, usage_from_responses
 
 
 class OpenAICompatAdapter:
@@ -42,7 +43,9 @@ class OpenAICompatAdapter:
     def payload(self, call: UpstreamCall, ask_usage: bool) -> dict[str, Any]:
         body = dict(call.body)
         body["model"] = call.model.name
-        if call.stream and ask_usage and call.provider.stream_usage:
+        # The Responses API reports usage in its last event unasked (and has no such option).
+        responses = call.endpoint is Endpoint.RESPONSES
+        if call.stream and ask_usage and call.provider.stream_usage and not responses:
             options = body.get("stream_options")
             body["stream_options"] = {**(options if isinstance(options, dict) else {})}
             body["stream_options"]["include_usage"] = True
@@ -51,6 +54,8 @@ class OpenAICompatAdapter:
     async def complete(self, call: UpstreamCall) -> UpstreamReply:
         response = await self._send(call, ask_usage=False)
         body = await read_json_object(response, self._client.limits.body_bytes)
+        if call.endpoint is Endpoint.RESPONSES:
+            return _responses_reply(body)
         if "error" in body and "choices" not in body and "data" not in body:
             # Some upstreams report a failure after a 200 (it was sent before the work began).
             raise UpstreamError(
@@ -79,6 +84,19 @@ class OpenAICompatAdapter:
         return await send_json(
             self._client, call, self.url(call), self.headers(call), self.payload(call, ask_usage)
         )
+
+
+def _responses_reply(body: dict[str, Any]) -> UpstreamReply:
+    """A native ``Response``; one that failed (``error`` set) or has no ``output`` is
+    unusable, like a chat answer without choices."""
+    if body.get("error") is not None or not isinstance(body.get("output"), list):
+        raise UpstreamError(FailureKind.INVALID_RESPONSE, "upstream answered no usable response")
+    model = body.get("model")
+    return UpstreamReply(
+        body=body,
+        usage=usage_from_responses(body.get("usage")),
+        response_model=model if isinstance(model, str) else None,
+    )
 
 
 @functools.lru_cache(maxsize=256)
