@@ -7,6 +7,9 @@ GatewayException
 │                           and CLI only, never an answer
 ├── TranslationError        a request the Anthropic translation cannot express; the adapter
 │                           relays it as an upstream 400 ``invalid_request`` with ``param``
+├── Unsupported             a /v1/responses parameter the translation to chat cannot express
+│                           (gateway/responses/request.py): relayed as an upstream 400
+│                           ``unsupported_parameter``
 ├── UpstreamError           one upstream call failed, classified by ``kind`` (FailureKind);
 │                           never answered as such: retried, fallen back from, then answered
 │                           by ``exhausted`` (one of the 429/502/504 below)
