@@ -57,7 +57,7 @@ def resolve_sections(file: FileSchema) -> Sections:
             call_history_cache_seconds=routing.call_history_cache_seconds,
             call_history_statistic=routing.call_history_statistic.value,
             stream_latency=routing.stream_latency.value,
-            operation_capability_enforcement=routing.operation_capability_enforcement.value,
+            operation_capability_enforcement=routing.operation_capability_enforcement,
             list_price_ceiling=routing.list_price_ceiling,
         ),
         health=HealthSettings(
