@@ -4,8 +4,14 @@ that the telemetry writer keeps, and the migration that fills it."""
 
 from __future__ import annotations
 
+from gateway.domain.failures import ErrorClass
+
 # Failures by the caller's own fault: an upstream 4xx other than 408/429, and a hang-up.
-CALLER_FAULTS: tuple[str, ...] = ("upstream_4xx", "client_disconnected")
+# Plain strings (the members' values): the column holds the value.
+CALLER_FAULTS: tuple[str, ...] = (
+    ErrorClass.UPSTREAM_4XX.value,
+    ErrorClass.CLIENT_DISCONNECTED.value,
+)
 
 
 def in_call_history(
