@@ -22,7 +22,7 @@ from gateway.upstream.anthropic_translate import (
 )
 from gateway.upstream.base import UpstreamCall, UpstreamError, UpstreamReply, kind_for_status
 from gateway.upstream.error_body import redact_json
-from gateway.upstream.http import UpstreamHTTP, body_chunks
+from gateway.upstream.http import UpstreamHTTP, UpstreamResponse
 from gateway.upstream.openai_compat import read_json_object, send_json
 
 DEFAULT_VERSION = "2023-06-01"
@@ -75,7 +75,7 @@ class AnthropicAdapter:
             )
         return _prepend(first, events)
 
-    async def _send(self, call: UpstreamCall, request: MessagesRequest) -> httpx.Response:
+    async def _send(self, call: UpstreamCall, request: MessagesRequest) -> UpstreamResponse:
         payload = request.payload
         if call.stream:
             payload["stream"] = True
@@ -125,12 +125,12 @@ def _translated(call: UpstreamCall) -> MessagesRequest:
 
 
 async def _translate(
-    response: httpx.Response, translator: StreamTranslator, max_event_bytes: int
+    response: UpstreamResponse, translator: StreamTranslator, max_event_bytes: int
 ) -> AsyncGenerator[bytes, None]:
     """Anthropic SSE in, OpenAI SSE out; the usage chunk and [DONE] at message_stop."""
     decoder = SSEDecoder(max_event_bytes)
     try:
-        async for chunk in body_chunks(response):
+        async for chunk in response.chunks():
             for event in decoder.feed(chunk):
                 out = _translate_event(translator, event.event or "", event.data)
                 if out:

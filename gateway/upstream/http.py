@@ -1,25 +1,34 @@
 """The process's one pooled upstream client.
 
-httpx keeps its API (and ``MockTransport`` for tests); aiohttp underneath
-(httpx-aiohttp) because httpx's default transport was the largest single
-cost measured on this machine (PERFORMANCE.md). ``GATEWAY_UPSTREAM_TRANSPORT=httpx``
-selects the default transport, for benchmarks.
+Calls go to aiohttp directly: httpx's default transport was the largest single
+cost measured on this machine, and the httpx layer over aiohttp (httpx-aiohttp,
+used before) still cost about a tenth of a call's CPU under load
+(docs/performance.md). An ``httpx`` transport can still be plugged in
+(``create_app(transport=...)``, e.g. ``httpx.MockTransport``), and
+``GATEWAY_UPSTREAM_TRANSPORT=httpx`` selects httpx's default transport, for
+benchmarks. Either way an adapter sees an ``UpstreamResponse``.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 import aiohttp
 import httpx
-from httpx_aiohttp import AiohttpTransport
+import yarl
 
 Transport = httpx.AsyncBaseTransport  # what tests may plug in (e.g. httpx.MockTransport)
 
-POOL_LIMITS = httpx.Limits(max_connections=512, max_keepalive_connections=128, keepalive_expiry=30)
+MAX_CONNECTIONS = 512
+KEEPALIVE_SECONDS = 30
+CHUNK_BYTES = 16 * 1024
+_HTTPX_LIMITS = httpx.Limits(
+    max_connections=MAX_CONNECTIONS, max_keepalive_connections=128, keepalive_expiry=30
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,40 +39,117 @@ class ReadLimits:
     event_bytes: int = 8 * 1024 * 1024  # one event of a stream
 
 
-class UpstreamHTTP:
-    """The process's one pooled client, and the way calls reach its transport.
+class UpstreamResponse(Protocol):
+    """A 2xx or error answer whose body has not been read yet."""
 
-    Calls go straight to the client's transport with a prepared ``httpx.Request``:
-    a proxy wants none of the client's redirect, auth-flow or cookie handling (a
-    cookie jar shared by every tenant would hand one caller's cookies to the
-    next), and skipping those layers saved ~0.15 ms a call here.
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...  # names looked up case-insensitively
+
+    def chunks(self) -> AsyncIterator[bytes]:
+        """The body as it arrives (raises aiohttp.ClientError or httpx.HTTPError)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Done with it: a connection whose body was not read to its end is closed."""
+        ...
+
+
+class _AiohttpResponse:
+    __slots__ = ("_response", "headers", "status_code")
+
+    def __init__(self, response: aiohttp.ClientResponse) -> None:
+        self._response = response
+        self.status_code = response.status
+        self.headers: Mapping[str, str] = response.headers
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        # What has arrived, at most CHUNK_BYTES at a time: a stream decoder then sees the
+        # events before a later oversize one in separate pieces.
+        async for chunk in self._response.content.iter_chunked(CHUNK_BYTES):
+            yield chunk
+
+    async def aclose(self) -> None:
+        self._response.release()
+
+
+class _HttpxResponse:
+    __slots__ = ("_response", "headers", "status_code")
+
+    def __init__(self, response: httpx.Response) -> None:
+        self._response = response
+        self.status_code = response.status_code
+        self.headers: Mapping[str, str] = response.headers
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        """A transport that read the body already (MockTransport) gives it whole."""
+        try:
+            content = self._response.content
+        except httpx.ResponseNotRead:
+            async for chunk in self._response.aiter_raw():
+                yield chunk
+            return
+        if content:
+            yield content
+
+    async def aclose(self) -> None:
+        await self._response.aclose()
+
+
+class UpstreamHTTP:
+    """The process's one pooled client, and the way calls reach it.
+
+    A proxy wants none of a client library's redirect, auth-flow or cookie handling (a
+    cookie jar shared by every tenant would hand one caller's cookies to the next): the
+    session keeps no cookies, follows no redirect and leaves bodies compressed as sent.
     """
 
     def __init__(
         self, transport: httpx.AsyncBaseTransport | None = None, limits: ReadLimits | None = None
     ) -> None:
         self.limits = limits or ReadLimits()
-        self.transport = transport or _default_transport()
-        self.client = httpx.AsyncClient(
-            transport=self.transport, limits=POOL_LIMITS, follow_redirects=False, trust_env=False
-        )
+        if transport is None and os.environ.get("GATEWAY_UPSTREAM_TRANSPORT") == "httpx":
+            transport = httpx.AsyncHTTPTransport(limits=_HTTPX_LIMITS)
+        self._transport = transport
+        self._session: aiohttp.ClientSession | None = None  # made in the loop, on first use
 
     async def post(
-        self, url: httpx.URL, headers: dict[str, str], content: bytes, wait_seconds: float
-    ) -> httpx.Response:
+        self, url: str, headers: dict[str, str], content: bytes, wait_seconds: float
+    ) -> UpstreamResponse:
         """``wait_seconds`` bounds connecting and each wait for bytes (not the whole body).
 
-        The headers arrive complete (host and content-length included) and the body as a
-        byte stream already read, which spares httpx's per-header normalisation: about
-        15-20 µs a call here.
+        ``headers`` are sent as given; the host and content-length are added.
         """
+        if self._transport is not None:
+            return await self._post_httpx(url, headers, content, wait_seconds)
+        session = self._session
+        if session is None:
+            session = self._session = _session()
+        response = await session.post(
+            _yarl_url(url),
+            data=content,
+            headers=headers,
+            timeout=aiohttp.ClientTimeout(
+                sock_connect=wait_seconds, sock_read=wait_seconds, connect=wait_seconds
+            ),
+            allow_redirects=False,
+            auto_decompress=False,
+        )
+        return _AiohttpResponse(response)
+
+    async def _post_httpx(
+        self, url: str, headers: dict[str, str], content: bytes, limit: float
+    ) -> UpstreamResponse:
+        assert self._transport is not None
         raw = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
-        raw.append((b"host", url.netloc))
+        parsed = _httpx_url(url)
+        raw.append((b"host", parsed.netloc))
         raw.append((b"content-length", str(len(content)).encode()))
-        limit = wait_seconds
         request = httpx.Request(
             "POST",
-            url,
+            parsed,
             headers=raw,
             stream=httpx.ByteStream(content),
             extensions={
@@ -71,40 +157,31 @@ class UpstreamHTTP:
             },
         )
         request.read()  # the body is in memory: transports may read .content directly
-        return await self.transport.handle_async_request(request)
+        return _HttpxResponse(await self._transport.handle_async_request(request))
 
     async def aclose(self) -> None:
-        await self.client.aclose()
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+        if self._transport is not None:
+            await self._transport.aclose()
 
 
-async def body_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
-    """The body as it arrives; a transport that read it already (MockTransport) gives it whole."""
-    try:
-        content = response.content
-    except httpx.ResponseNotRead:
-        async for chunk in response.aiter_raw():
-            yield chunk
-        return
-    if content:
-        yield content
+def _session() -> aiohttp.ClientSession:
+    connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, keepalive_timeout=KEEPALIVE_SECONDS)
+    # No cookies: a proxy keeps no state between its callers.
+    return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar())
 
 
 @functools.lru_cache(maxsize=1024)
-def parse_url(url: str) -> httpx.URL:
+def _yarl_url(url: str) -> yarl.URL:
     """Parsed once per provider and endpoint, not per call."""
+    return yarl.URL(url)
+
+
+@functools.lru_cache(maxsize=1024)
+def _httpx_url(url: str) -> httpx.URL:
     return httpx.URL(url)
-
-
-def _default_transport() -> httpx.AsyncBaseTransport:
-    if os.environ.get("GATEWAY_UPSTREAM_TRANSPORT", "aiohttp") == "httpx":
-        return httpx.AsyncHTTPTransport(limits=POOL_LIMITS)
-    return AiohttpTransport(limits=POOL_LIMITS, client=_aiohttp_session)
-
-
-def _aiohttp_session() -> aiohttp.ClientSession:
-    connector = aiohttp.TCPConnector(limit=POOL_LIMITS.max_connections or 0, keepalive_timeout=30)
-    # auto_decompress is set per request by the transport; no cookies: a proxy keeps no state.
-    return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar())
 
 
 def timeout_for(read_timeout: float, remaining: float) -> float:

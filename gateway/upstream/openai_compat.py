@@ -14,7 +14,7 @@ import msgspec
 from gateway.domain.model import Provider
 from gateway.upstream.base import UpstreamCall, UpstreamError, UpstreamReply, kind_for_status
 from gateway.upstream.error_body import ErrorBody, openai_envelope, read_error_body
-from gateway.upstream.http import UpstreamHTTP, body_chunks, parse_url, timeout_for
+from gateway.upstream.http import UpstreamHTTP, UpstreamResponse, timeout_for
 from gateway.usage.openai_usage import usage_from_openai
 
 MAX_ERROR_BODY = 64 * 1024
@@ -65,7 +65,7 @@ class OpenAICompatAdapter:
             # Relayed as it is, a compressed stream would reach the client as garbage.
             await response.aclose()
             raise UpstreamError("invalid_response", "upstream compressed its stream unasked")
-        chunks = body_chunks(response)
+        chunks = response.chunks()
         try:
             first = await anext(chunks)
         except StopAsyncIteration:
@@ -82,7 +82,7 @@ class OpenAICompatAdapter:
             ) from exc
         return _relay(first, chunks, response)
 
-    async def _send(self, call: UpstreamCall, ask_usage: bool) -> httpx.Response:
+    async def _send(self, call: UpstreamCall, ask_usage: bool) -> UpstreamResponse:
         return await send_json(
             self._client, call, self.url(call), self.headers(call), self.payload(call, ask_usage)
         )
@@ -103,12 +103,12 @@ async def send_json(
     headers: dict[str, str],
     payload: dict[str, Any],
     shape: ErrorShape = openai_error,
-) -> httpx.Response:
+) -> UpstreamResponse:
     """POST a JSON body; a 2xx response comes back unread, anything else as UpstreamError."""
     timeout = timeout_for(call.provider.timeout_seconds, call.remaining_seconds)
     try:
-        response = await client.post(parse_url(url), headers, _ENCODER.encode(payload), timeout)
-    except (httpx.HTTPError, aiohttp.ClientError) as exc:
+        response = await client.post(url, headers, _ENCODER.encode(payload), timeout)
+    except (httpx.HTTPError, aiohttp.ClientError, TimeoutError) as exc:
         raise classify_transport_error(exc) from exc
     if response.status_code < 300:
         return response
@@ -116,7 +116,7 @@ async def send_json(
 
 
 async def http_error(
-    response: httpx.Response, provider: Provider, shape: ErrorShape
+    response: UpstreamResponse, provider: Provider, shape: ErrorShape
 ) -> UpstreamError:
     """A non-2xx answer as an UpstreamError whose body is an envelope safe to relay.
 
@@ -161,7 +161,7 @@ def bearer(api_key: str | None) -> dict[str, str]:
 
 
 async def _relay(
-    first: bytes, chunks: AsyncIterator[bytes], response: httpx.Response
+    first: bytes, chunks: AsyncIterator[bytes], response: UpstreamResponse
 ) -> AsyncIterator[bytes]:
     try:
         yield first
@@ -173,7 +173,7 @@ async def _relay(
         await response.aclose()
 
 
-async def read_json_object(response: httpx.Response, limit: int) -> dict[str, Any]:
+async def read_json_object(response: UpstreamResponse, limit: int) -> dict[str, Any]:
     """Read a whole answer (at most ``limit`` bytes) and decode it; anything but a JSON
     object is invalid."""
     try:
@@ -189,7 +189,7 @@ async def read_json_object(response: httpx.Response, limit: int) -> dict[str, An
     return body
 
 
-async def read_capped(response: httpx.Response, limit: int) -> bytes:
+async def read_capped(response: UpstreamResponse, limit: int) -> bytes:
     """The whole body; past ``limit`` bytes an ``oversize`` UpstreamError, reading no more
     (the caller closes the response, and with it the connection)."""
     declared = response.headers.get("content-length", "")
@@ -198,7 +198,7 @@ async def read_capped(response: httpx.Response, limit: int) -> bytes:
     parts: list[bytes] = []
     size = 0
     try:
-        async for chunk in body_chunks(response):
+        async for chunk in response.chunks():
             size += len(chunk)
             if size > limit:
                 raise _oversize_body(limit)
@@ -212,11 +212,11 @@ def _oversize_body(limit: int) -> UpstreamError:
     return UpstreamError("oversize", f"the upstream's answer exceeds {limit} bytes")
 
 
-async def read_all(response: httpx.Response, limit: int | None = None) -> bytes:
+async def read_all(response: UpstreamResponse, limit: int | None = None) -> bytes:
     parts: list[bytes] = []
     size = 0
     try:
-        async for chunk in body_chunks(response):
+        async for chunk in response.chunks():
             parts.append(chunk)
             size += len(chunk)
             if limit is not None and size >= limit:
@@ -227,8 +227,8 @@ async def read_all(response: httpx.Response, limit: int | None = None) -> bytes:
 
 
 def classify_transport_error(exc: Exception) -> UpstreamError:
-    """httpx-aiohttp maps every aiohttp connection error to a timeout; look at the cause."""
-    cause = exc if isinstance(exc, aiohttp.ClientError) else exc.__cause__
+    """aiohttp's errors as they are, httpx's by their type or their cause."""
+    cause = exc if isinstance(exc, aiohttp.ClientError | TimeoutError) else exc.__cause__
     if isinstance(cause, aiohttp.ServerTimeoutError | TimeoutError):
         return UpstreamError("timeout", "the upstream did not answer in time")
     if isinstance(cause, aiohttp.ClientConnectionError):  # refused, reset, disconnected
