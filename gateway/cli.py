@@ -15,7 +15,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from gateway import __version__, logs
+from gateway import __version__, allocator, logs
 from gateway.config.errors import ConfigError
 from gateway.config.keys import hash_key
 from gateway.config.loader import check_config, load_config
@@ -183,6 +183,7 @@ def _db_upgrade(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    allocator.limit_arenas()  # before the server's threads allocate
     config = _load(args.config)
     if config is None:
         return 1

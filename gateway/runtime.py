@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from gateway import allocator
 from gateway.auth import KeyRing
 from gateway.budgets import DatabaseBudgets, hold_seconds_for
 from gateway.cache import StoredResponseCache, make_store
@@ -101,6 +102,7 @@ class Runtime:
     async def start(self) -> None:
         # Loading an encoding parses megabytes: at startup, off the loop, not on a first call.
         await asyncio.to_thread(self.counter.warm)
+        allocator.trim()  # what parsing the encoding files left free goes back to the system
         warning = load_warning(self.counter)
         if warning is not None:
             log.warning(warning)

@@ -42,6 +42,14 @@ class GatewayApp(Litestar):
 
     fast_paths: dict[str, ASGIApp]
 
+    @staticmethod
+    def _get_default_plugins(plugins: list[Any]) -> list[Any]:
+        """msgspec's only: Litestar adds its pydantic plugins whenever pydantic is importable
+        (about 7 MB resident), and nothing here uses pydantic."""
+        from litestar.plugins.core import MsgspecDIPlugin
+
+        return [*plugins, MsgspecDIPlugin()]
+
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             handler = self.fast_paths.get(scope["path"])

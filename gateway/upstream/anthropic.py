@@ -7,7 +7,6 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import aiohttp
-import httpx
 import msgspec
 
 from gateway.inbound import Endpoint
@@ -142,7 +141,7 @@ async def _translate(
                     yield encode_event(_ENCODER.encode(_usage_chunk(translator)))
                     yield encode_event(b"[DONE]")
                     return
-    except (httpx.HTTPError, aiohttp.ClientError) as exc:
+    except aiohttp.ClientError as exc:
         raise UpstreamError("stream_cut", f"upstream stream broke: {type(exc).__name__}") from exc
     except EventTooLarge as exc:
         raise UpstreamError(

@@ -6,29 +6,32 @@ used before) still cost about a tenth of a call's CPU under load
 (docs/performance.md). An ``httpx`` transport can still be plugged in
 (``create_app(transport=...)``, e.g. ``httpx.MockTransport``), and
 ``GATEWAY_UPSTREAM_TRANSPORT=httpx`` selects httpx's default transport, for
-benchmarks. Either way an adapter sees an ``UpstreamResponse``.
+benchmarks. Either way an adapter sees an ``UpstreamResponse``, and a transport
+failure as an ``aiohttp.ClientError`` (httpx's are mapped onto aiohttp's). httpx is
+imported only on that path: with it comes its command line's rich and pygments,
+about 10 MB of a serving process that never uses them (docs/performance.md).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 import aiohttp
-import httpx
 import yarl
 
-Transport = httpx.AsyncBaseTransport  # what tests may plug in (e.g. httpx.MockTransport)
+if TYPE_CHECKING:
+    import httpx
+
+Transport: TypeAlias = "httpx.AsyncBaseTransport"  # what tests may plug in (MockTransport)
 
 MAX_CONNECTIONS = 512
 KEEPALIVE_SECONDS = 30
 CHUNK_BYTES = 16 * 1024
-_HTTPX_LIMITS = httpx.Limits(
-    max_connections=MAX_CONNECTIONS, max_keepalive_connections=128, keepalive_expiry=30
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,17 +88,36 @@ class _HttpxResponse:
 
     async def chunks(self) -> AsyncIterator[bytes]:
         """A transport that read the body already (MockTransport) gives it whole."""
+        import httpx
+
         try:
             content = self._response.content
         except httpx.ResponseNotRead:
-            async for chunk in self._response.aiter_raw():
-                yield chunk
+            with _as_aiohttp_errors():
+                async for chunk in self._response.aiter_raw():
+                    yield chunk
             return
         if content:
             yield content
 
     async def aclose(self) -> None:
-        await self._response.aclose()
+        with _as_aiohttp_errors():
+            await self._response.aclose()
+
+
+@contextlib.contextmanager
+def _as_aiohttp_errors() -> Iterator[None]:
+    """httpx's transport failures as the aiohttp errors the adapters handle."""
+    import httpx
+
+    try:
+        yield
+    except httpx.TimeoutException as exc:
+        raise aiohttp.ServerTimeoutError(f"{type(exc).__name__}: {exc}") from exc
+    except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.NetworkError) as exc:
+        raise aiohttp.ClientConnectionError(f"{type(exc).__name__}: {exc}") from exc
+    except httpx.HTTPError as exc:
+        raise aiohttp.ClientError(f"{type(exc).__name__}: {exc}") from exc
 
 
 class UpstreamHTTP:
@@ -111,7 +133,7 @@ class UpstreamHTTP:
     ) -> None:
         self.limits = limits or ReadLimits()
         if transport is None and os.environ.get("GATEWAY_UPSTREAM_TRANSPORT") == "httpx":
-            transport = httpx.AsyncHTTPTransport(limits=_HTTPX_LIMITS)
+            transport = _httpx_default_transport()
         self._transport = transport
         self._session: aiohttp.ClientSession | None = None  # made in the loop, on first use
 
@@ -142,6 +164,8 @@ class UpstreamHTTP:
     async def _post_httpx(
         self, url: str, headers: dict[str, str], content: bytes, limit: float
     ) -> UpstreamResponse:
+        import httpx
+
         assert self._transport is not None
         raw = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
         parsed = _httpx_url(url)
@@ -157,7 +181,8 @@ class UpstreamHTTP:
             },
         )
         request.read()  # the body is in memory: transports may read .content directly
-        return _HttpxResponse(await self._transport.handle_async_request(request))
+        with _as_aiohttp_errors():
+            return _HttpxResponse(await self._transport.handle_async_request(request))
 
     async def aclose(self) -> None:
         if self._session is not None:
@@ -181,7 +206,18 @@ def _yarl_url(url: str) -> yarl.URL:
 
 @functools.lru_cache(maxsize=1024)
 def _httpx_url(url: str) -> httpx.URL:
+    import httpx
+
     return httpx.URL(url)
+
+
+def _httpx_default_transport() -> httpx.AsyncBaseTransport:
+    import httpx
+
+    limits = httpx.Limits(
+        max_connections=MAX_CONNECTIONS, max_keepalive_connections=128, keepalive_expiry=30
+    )
+    return httpx.AsyncHTTPTransport(limits=limits)
 
 
 def timeout_for(read_timeout: float, remaining: float) -> float:

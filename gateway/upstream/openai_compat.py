@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import aiohttp
-import httpx
 import msgspec
 
 from gateway.domain.model import Provider
@@ -73,7 +72,7 @@ class OpenAICompatAdapter:
             raise UpstreamError(
                 "stream_cut", "upstream closed the stream before any byte", retryable=True
             ) from None
-        except (httpx.HTTPError, aiohttp.ClientError) as exc:
+        except aiohttp.ClientError as exc:
             await response.aclose()
             raise UpstreamError(
                 "stream_cut",
@@ -108,7 +107,7 @@ async def send_json(
     timeout = timeout_for(call.provider.timeout_seconds, call.remaining_seconds)
     try:
         response = await client.post(url, headers, _ENCODER.encode(payload), timeout)
-    except (httpx.HTTPError, aiohttp.ClientError, TimeoutError) as exc:
+    except (aiohttp.ClientError, TimeoutError) as exc:
         raise classify_transport_error(exc) from exc
     if response.status_code < 300:
         return response
@@ -167,7 +166,7 @@ async def _relay(
         yield first
         async for chunk in chunks:
             yield chunk
-    except (httpx.HTTPError, aiohttp.ClientError) as exc:
+    except aiohttp.ClientError as exc:
         raise UpstreamError("stream_cut", f"upstream stream broke: {type(exc).__name__}") from exc
     finally:
         await response.aclose()
@@ -203,7 +202,7 @@ async def read_capped(response: UpstreamResponse, limit: int) -> bytes:
             if size > limit:
                 raise _oversize_body(limit)
             parts.append(chunk)
-    except (httpx.HTTPError, aiohttp.ClientError) as exc:
+    except aiohttp.ClientError as exc:
         raise classify_transport_error(exc) from exc
     return b"".join(parts)
 
@@ -221,21 +220,16 @@ async def read_all(response: UpstreamResponse, limit: int | None = None) -> byte
             size += len(chunk)
             if limit is not None and size >= limit:
                 break
-    except (httpx.HTTPError, aiohttp.ClientError) as exc:
+    except aiohttp.ClientError as exc:
         raise classify_transport_error(exc) from exc
     return b"".join(parts)
 
 
 def classify_transport_error(exc: Exception) -> UpstreamError:
-    """aiohttp's errors as they are, httpx's by their type or their cause."""
-    cause = exc if isinstance(exc, aiohttp.ClientError | TimeoutError) else exc.__cause__
-    if isinstance(cause, aiohttp.ServerTimeoutError | TimeoutError):
+    """aiohttp's transport errors (httpx's arrive mapped onto them, gateway.upstream.http)."""
+    if isinstance(exc, aiohttp.ServerTimeoutError | TimeoutError):
         return UpstreamError("timeout", "the upstream did not answer in time")
-    if isinstance(cause, aiohttp.ClientConnectionError):  # refused, reset, disconnected
-        return UpstreamError("connect", f"could not reach the upstream: {type(cause).__name__}")
-    if isinstance(exc, httpx.TimeoutException):
-        return UpstreamError("timeout", "the upstream did not answer in time")
-    if isinstance(exc, httpx.ConnectError | httpx.RemoteProtocolError | httpx.NetworkError):
+    if isinstance(exc, aiohttp.ClientConnectionError):  # refused, reset, disconnected
         return UpstreamError("connect", f"could not reach the upstream: {type(exc).__name__}")
     return UpstreamError("connect", f"upstream transport failed: {type(exc).__name__}")
 
