@@ -135,10 +135,14 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
 
 
-def children(pid: int) -> list[int]:
+def workers_of(pid: int) -> list[int]:
+    """The worker processes uvicorn started (not multiprocessing's resource tracker)."""
     found: list[int] = []
     for task in Path(f"/proc/{pid}/task").iterdir():
-        found.extend(int(p) for p in (task / "children").read_text().split())
+        for child in (task / "children").read_text().split():
+            command = Path(f"/proc/{child}/cmdline").read_bytes()
+            if b"resource_tracker" not in command:
+                found.append(int(child))
     return found
 
 
@@ -246,8 +250,10 @@ def main() -> int:
                 ("fixed stream", gateway, stream),
             ]
             for name, target, body in plan:
+                before = cpu_seconds(target.pid)
                 run = wrk(target, body, 32, d)
                 figures[name] = run["rps"]
+                figures[f"{name} cpu"] = (cpu_seconds(target.pid) - before) / run["requests"]
                 figures["errors"] += run["errors"]
             figures["share"] = figures["fixed"] / figures["floor"]
             figures["routed vs fixed"] = figures["routed"] / figures["fixed"] - 1
@@ -304,7 +310,7 @@ def main() -> int:
                 }
 
             workers = rounds(n, workers_round)
-            worker_memory = [memory_mb(pid) for pid in children(two.pid)]
+            worker_memory = [memory_mb(pid) for pid in workers_of(two.pid)]
     finally:
         for process in reversed(processes):
             stop(process)
@@ -332,6 +338,13 @@ def main() -> int:
     ):
         runs = " ".join(f"{run[key]:6.0f}" for run in throughput)
         print(f"  {label:34} {median_of(throughput, key):7.0f}   (rounds: {runs})")
+    floor_cpu = median_of(throughput, "floor cpu") * 1e6
+    fixed_cpu = median_of(throughput, "fixed cpu") * 1e6
+    routed_cpu = median_of(throughput, "routed cpu") * 1e6
+    print(
+        f"  CPU per call (the process's user + system time / calls): floor {floor_cpu:.0f} µs, "
+        f"gateway fixed {fixed_cpu:.0f} µs, criteria {routed_cpu:.0f} µs"
+    )
     share = median_of(throughput, "share")
     shares = " ".join(f"{100 * run['share']:.0f}%" for run in throughput)
     print(f"  gateway (fixed) share of the floor: {100 * share:.1f} %  (rounds: {shares})")
@@ -353,7 +366,7 @@ def main() -> int:
         f"{SHORT_STREAM_EVENTS + 3}, per extra event, c=8)"
     )
     for key in ("floor", "gateway"):
-        print(f"  {key:10} {median_of(chunks, key):6.1f} µs")
+        print(f"  {key:10} {median_of(chunks, key):6.2f} µs")
 
     print(f"\ngateway resident memory after the load: {rss:.0f} MB (peak {hwm:.0f} MB)")
     if workers:
