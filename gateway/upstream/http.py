@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
@@ -45,6 +46,7 @@ MAX_CONNECTIONS = 512
 KEEPALIVE_SECONDS = 30
 CHUNK_BYTES = 16 * 1024
 MAX_ERROR_BODY = 64 * 1024
+# httpx's errors arrive mapped onto aiohttp's (_as_aiohttp_errors).
 TRANSPORT_ERRORS = (aiohttp.ClientError, TimeoutError)
 _ENCODER = msgspec.json.Encoder()
 
@@ -365,10 +367,22 @@ async def read_all(response: UpstreamResponse, limit: int | None = None) -> byte
 
 
 def classify_transport_error(exc: Exception) -> UpstreamError:
-    """aiohttp's transport errors (httpx's arrive mapped onto them, see above)."""
-    if isinstance(exc, aiohttp.ServerTimeoutError | TimeoutError):
+    """An aiohttp failure by its type; an httpx one by its aiohttp or asyncio cause when it
+    has one (httpx-aiohttp reports most aiohttp failures as timeouts), else by its type.
+    httpx is looked at only when something imported it: else no error can be one of its."""
+    cause = exc if isinstance(exc, aiohttp.ClientError | TimeoutError) else exc.__cause__
+    if isinstance(cause, aiohttp.ServerTimeoutError | TimeoutError):
         return UpstreamError(FailureKind.TIMEOUT, "the upstream did not answer in time")
-    if isinstance(exc, aiohttp.ClientConnectionError):  # refused, reset, disconnected
+    if isinstance(cause, aiohttp.ClientConnectionError):  # refused, reset, disconnected
+        return UpstreamError(
+            FailureKind.CONNECT, f"could not reach the upstream: {type(cause).__name__}"
+        )
+    httpx = sys.modules.get("httpx")
+    if httpx is not None and isinstance(exc, httpx.TimeoutException):
+        return UpstreamError(FailureKind.TIMEOUT, "the upstream did not answer in time")
+    if httpx is not None and isinstance(
+        exc, httpx.ConnectError | httpx.RemoteProtocolError | httpx.NetworkError
+    ):
         return UpstreamError(
             FailureKind.CONNECT, f"could not reach the upstream: {type(exc).__name__}"
         )
