@@ -106,6 +106,13 @@ class ModelNotFound(GatewayError):
     code = "model_not_found"
 
 
+class NotFound(GatewayError):
+    """An admin resource that does not exist (a console call id)."""
+
+    status = 404
+    code = "not_found"
+
+
 class RequestTooLarge(GatewayError):
     status = 413
     code = "request_too_large"
