@@ -174,8 +174,11 @@ def usd(value: Decimal | float | None) -> str:
         return "$0"
     if abs(number) >= 100:
         return f"${number:,.2f}"
-    digits = max(2, 3 - math.floor(math.log10(abs(number))))
-    return f"${number:.{min(digits, 10)}f}"
+    digits = max(2, 3 - math.floor(math.log10(abs(number))))  # four significant digits
+    text = f"{number:.{min(digits, 10)}f}"
+    whole, _, fraction = text.partition(".")
+    fraction = fraction.rstrip("0").ljust(2, "0")
+    return f"${whole}.{fraction}"
 
 
 def count(value: int | None) -> str:
