@@ -141,7 +141,7 @@ async def providers_data(runtime: Runtime, now: datetime) -> dict[str, Any]:
         state = breakers.state(provider.id, mono)
         reopens = breakers.reopens_at(provider.id)
         open_until = (
-            iso(now + timedelta(seconds=max(0.0, reopens - mono)))
+            iso((now + timedelta(seconds=max(0.0, reopens - mono))).replace(microsecond=0))
             if state is CircuitState.OPEN and reopens is not None
             else None
         )
@@ -161,7 +161,7 @@ async def providers_data(runtime: Runtime, now: datetime) -> dict[str, Any]:
             }
         )
     return {
-        "since": iso(since),
+        "since": iso(since.replace(microsecond=0)),
         "windowMinutes": window // 60,
         "providers": providers,
         "models": figures,
