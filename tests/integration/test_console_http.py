@@ -192,3 +192,35 @@ def test_a_routed_call_opens_its_decision_agreeing_with_the_row_and_the_readout(
     fixed = client.get(f"/admin/api/calls/{rows[1]['id']}").json()
     assert fixed["detail"]["kind"] == "fixed"
     assert fixed["detail"]["fixed"] == {"model": "model-a", "provider": "p-a"}
+
+
+def test_behind_a_trusted_https_proxy_the_cookie_is_secure_and_origins_are_https(
+    gateway: RunningGateway,
+) -> None:
+    # uvicorn honours X-Forwarded-Proto from 127.0.0.1 (its default trusted address), as a
+    # TLS-terminating proxy on the same host sends it (docs/operations.md).
+    https = {"x-forwarded-proto": "https"}
+    host = gateway.url.removeprefix("http://")
+    with httpx.Client(base_url=gateway.url, timeout=10, headers=https) as client:
+        form = client.get("/admin/sign-in")
+        token = csrf_of(form.text)
+        (signin,) = form.headers.get_list("set-cookie")
+        assert "secure" in {part.strip().lower() for part in signin.split(";")}
+        # The client talks plain http to the "proxy" side: it sends the Secure cookie itself.
+        seed = signin.split(";")[0]
+        plain = client.post(
+            "/admin/sign-in",
+            data={"key": ADMIN_KEY, "csrf": token},
+            headers={"origin": f"http://{host}", "cookie": seed},
+        )
+        assert plain.status_code == 403  # the page was served over https: so is its form
+        answer = client.post(
+            "/admin/sign-in",
+            data={"key": ADMIN_KEY, "csrf": token},
+            headers={"origin": f"https://{host}", "cookie": seed},
+        )
+        assert answer.status_code == 303
+        cookie = next(
+            v for v in answer.headers.get_list("set-cookie") if v.startswith("console_session=")
+        )
+        assert "secure" in {part.strip().lower() for part in cookie.split(";")}
