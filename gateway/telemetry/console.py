@@ -304,3 +304,41 @@ async def usage_overview(engine: AsyncEngine, first_day: date) -> dict[str, Any]
 
 def _sum(value: Any) -> str:
     return format(Decimal(str(value or 0)).normalize(), "f")
+
+
+SAMPLE_CALLS = 20_000  # the latest calls of a range that the Overview's rates are read from
+
+
+def _nearest_rank(ordered: list[float], percent: int) -> float | None:
+    if not ordered:
+        return None
+    rank = max(1, -(-percent * len(ordered) // 100))
+    return ordered[rank - 1]
+
+
+async def recent_figures(
+    engine: AsyncEngine, since: datetime, limit: int = SAMPLE_CALLS
+) -> dict[str, Any]:
+    """Error rate, cache hit rate, latency and stream TTFT percentiles of the latest
+    ``limit`` calls since ``since``: a bounded read (newest first on the created_at
+    index), whatever the range."""
+    query = (
+        select(_t.success, _t.cache_hit, _t.latency_ms, _t.time_to_first_token_ms)
+        .where(_t.created_at >= since)
+        .order_by(_t.created_at.desc())
+        .limit(limit)
+    )
+    async with engine.connect() as connection:
+        rows = (await connection.execute(query)).all()
+    latencies = sorted(float(r[2]) for r in rows)
+    ttfts = sorted(float(r[3]) for r in rows if r[3] is not None)
+    return {
+        "calls": len(rows),
+        "errors": sum(1 for r in rows if not r[0]),
+        "cacheHits": sum(1 for r in rows if r[1]),
+        "latencyP50Ms": _nearest_rank(latencies, 50),
+        "latencyP95Ms": _nearest_rank(latencies, 95),
+        "streams": len(ttfts),
+        "ttftP50Ms": _nearest_rank(ttfts, 50),
+        "ttftP95Ms": _nearest_rank(ttfts, 95),
+    }

@@ -224,3 +224,28 @@ def test_behind_a_trusted_https_proxy_the_cookie_is_secure_and_origins_are_https
             v for v in answer.headers.get_list("set-cookie") if v.startswith("console_session=")
         )
         assert "secure" in {part.strip().lower() for part in cookie.split(";")}
+
+
+def test_the_overview_counts_the_calls_their_cost_and_their_rates(
+    gateway: RunningGateway, upstream: FakeUpstream
+) -> None:
+    client = gateway.client()
+    for _ in range(3):
+        client.chat.completions.create(model="steady", messages=MESSAGES)
+    upstream.behave("model-a", fail_always=500)
+    with pytest.raises(Exception):  # noqa: B017 - the upstream's 500 becomes a 502
+        client.chat.completions.create(model="steady", messages=MESSAGES)
+    rows = gateway.rows(expect=4)
+    overview = signed_in(gateway).get("/admin/api/overview?range=today").json()
+    served = [r for r in rows if r["success"]]
+    assert overview["totals"]["inputTokens"] == sum(r["actual_input_tokens"] for r in served)
+    cost = sum(r["actual_cost"] for r in served)
+    assert overview["totals"]["cost"] == format(cost.normalize(), "f")
+    sample = overview["sample"]
+    assert (sample["calls"], sample["errors"], sample["cacheHits"]) == (4, 1, 0)
+    latencies = sorted(r["latency_ms"] for r in rows)
+    assert sample["latencyP50Ms"] == pytest.approx(latencies[1])  # nearest rank: 2 of 4
+    assert sample["latencyP95Ms"] == pytest.approx(latencies[3])
+    (today,) = overview["costPerDay"]
+    assert today["cost"] == overview["totals"]["cost"]
+    assert overview["top"]["configurations"][0]["name"] == "steady"

@@ -21,6 +21,7 @@ from gateway.telemetry.console import (
     iso,
     list_calls,
     provider_figures,
+    recent_figures,
     usage_overview,
 )
 
@@ -193,6 +194,8 @@ async def overview_data(runtime: Runtime, params: dict[str, str], now: datetime)
     today = now.astimezone(UTC).date()
     first = today - timedelta(days=RANGE_DAYS[chosen] - 1)
     usage = await usage_overview(runtime.engine, first)
+    start = datetime.combine(first, datetime.min.time(), UTC)
+    sample = await recent_figures(runtime.engine, start)
     days = [first + timedelta(days=n) for n in range((today - first).days + 1)]
     per_day = usage["costPerDay"]
     return {
@@ -201,16 +204,11 @@ async def overview_data(runtime: Runtime, params: dict[str, str], now: datetime)
         "source": "usage_daily",
         "totals": {
             "calls": usage["calls"],
-            "errors": None,
             "cost": usage["cost"],
             "inputTokens": usage["inputTokens"],
             "outputTokens": usage["outputTokens"],
-            "cacheHits": None,
-            "latencyP50Ms": None,
-            "latencyP95Ms": None,
-            "ttftP50Ms": None,
-            "ttftP95Ms": None,
         },
+        "sample": sample,
         "costPerDay": [{"day": d.isoformat(), "cost": per_day.get(d, "0")} for d in days],
         "top": usage["top"],
     }

@@ -35,20 +35,21 @@ RANGES: tuple[tuple[str, str], ...] = (("today", "Today"), ("7d", "7 days"), ("3
 
 def overview_page(data: dict[str, Any], frame: Frame) -> str:
     totals = data["totals"]
+    sample = data["sample"]
     chosen = data["range"]
     links = " · ".join(_range_link(key, label, chosen) for key, label in RANGES)
     cards = "".join(
         [
             card("Calls", count(totals["calls"])),
-            card("Error rate", percent(totals["errors"], totals["calls"])),
+            card("Error rate", percent(sample["errors"], sample["calls"])),
             card("Cost", usd(totals["cost"])),
             card("Input tokens", count(totals["inputTokens"])),
             card("Output tokens", count(totals["outputTokens"])),
-            card("Cache hit rate", percent(totals["cacheHits"], totals["calls"])),
-            card("Latency p50", ms(totals["latencyP50Ms"])),
-            card("Latency p95", ms(totals["latencyP95Ms"])),
-            card("Stream TTFT p50", ms(totals["ttftP50Ms"])),
-            card("Stream TTFT p95", ms(totals["ttftP95Ms"])),
+            card("Cache hit rate", percent(sample["cacheHits"], sample["calls"])),
+            card("Latency p50", ms(sample["latencyP50Ms"])),
+            card("Latency p95", ms(sample["latencyP95Ms"])),
+            card("Stream TTFT p50", ms(sample["ttftP50Ms"])),
+            card("Stream TTFT p95", ms(sample["ttftP95Ms"])),
         ]
     )
     days = [(d["day"], float(d["cost"])) for d in data["costPerDay"]]
@@ -62,7 +63,9 @@ def overview_page(data: dict[str, Any], frame: Frame) -> str:
     )
     body = (
         f'<h1>Overview</h1><p class="note">Range: {links} (UTC days, since '
-        f"{esc(data['since'])}). Figures: {esc(data['source'])}.</p>"
+        f"{esc(data['since'])}). Calls, tokens and cost: every call of the range "
+        f"({esc(data['source'])}); rates and percentiles: its latest "
+        f"{count(sample['calls'])} calls.</p>"
         f'<section aria-label="Totals" class="cards">{cards}</section>'
         f"<h2>Cost per day</h2>{bar_chart(days, label='Cost per day')}"
         f'<div class="twocol">{tops}</div>'
