@@ -277,7 +277,7 @@ def generate(path: Path, rows: int, now: datetime) -> None:
         " SELECT date(created_at), coalesce(api_key_id, ''), configuration,"
         " coalesce(served_provider, ''), coalesce(served_model, ''), operation, count(*),"
         " coalesce(sum(actual_input_tokens), 0), coalesce(sum(actual_output_tokens), 0),"
-        " coalesce(sum(actual_cost), 0), 0 FROM telemetry"
+        " coalesce(sum(actual_cost), 0), 0 FROM telemetry WHERE served_model IS NOT NULL"
         " GROUP BY 1, 2, 3, 4, 5, 6"
     )
     connection.commit()

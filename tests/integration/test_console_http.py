@@ -238,6 +238,7 @@ def test_the_overview_counts_the_calls_their_cost_and_their_rates(
     rows = gateway.rows(expect=4)
     overview = signed_in(gateway).get("/admin/api/overview?range=today").json()
     served = [r for r in rows if r["success"]]
+    assert overview["totals"]["calls"] == len(served) == 3  # usage_daily: answered calls
     assert overview["totals"]["inputTokens"] == sum(r["actual_input_tokens"] for r in served)
     cost = sum(r["actual_cost"] for r in served)
     assert overview["totals"]["cost"] == format(cost.normalize(), "f")

@@ -40,7 +40,7 @@ def overview_page(data: dict[str, Any], frame: Frame) -> str:
     links = " · ".join(_range_link(key, label, chosen) for key, label in RANGES)
     cards = "".join(
         [
-            card("Calls", count(totals["calls"])),
+            card("Calls answered", count(totals["calls"])),
             card("Error rate", percent(sample["errors"], sample["calls"])),
             card("Cost", usd(totals["cost"])),
             card("Input tokens", count(totals["inputTokens"])),
