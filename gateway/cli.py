@@ -213,7 +213,6 @@ def _serve(args: argparse.Namespace) -> int:
     }
     if config.server.workers > 1:
         os.environ[CONFIG_ENV] = str(Path(args.config).resolve())
-        os.environ["GATEWAY_BIND_HOST"] = host
         uvicorn.run(
             "gateway.api.factory:app_from_env",
             factory=True,

@@ -13,6 +13,8 @@ from typing import Any
 
 import msgspec
 
+from gateway.domain.failures import ErrorClass
+from gateway.domain.usage import UsageSource
 from gateway.routing.detail import CallTrail, detail_document
 
 
@@ -32,7 +34,7 @@ class TelemetryRecord(msgspec.Struct, kw_only=True, gc=False):
     served_provider: str | None = None
     served_model: str | None = None
     response_model: str | None = None
-    error_class: str | None = None
+    error_class: ErrorClass | None = None
     time_to_first_token_ms: float | None = None
     cache_hit: bool = False
     fallback_attempts: int = 0
@@ -40,7 +42,7 @@ class TelemetryRecord(msgspec.Struct, kw_only=True, gc=False):
     actual_input_tokens: int | None = None
     actual_output_tokens: int | None = None
     actual_cost: Decimal | None = None
-    usage_source: str = "none"  # provider | estimated | none
+    usage_source: UsageSource = UsageSource.NONE
     routing_policy_mode: str = ""
     routing_candidates: int = 0
     routing_rejections: str = ""
