@@ -10,8 +10,10 @@ from typing import Any
 from litestar import Litestar
 from litestar.types import ASGIApp, Receive, Scope, Send
 
-from gateway.api.admin import AdminController, governance_page
+from gateway.api.admin import AdminController
 from gateway.api.connection import error_head
+from gateway.api.console.access import build_signer
+from gateway.api.console.routes import CONSOLE_HANDLERS
 from gateway.api.errors import EXCEPTION_HANDLERS
 from gateway.api.keyless import keyless_guard
 from gateway.api.models import list_models
@@ -100,7 +102,7 @@ def create_app(
             readyz,
             metrics,
             AdminController,
-            governance_page,
+            *CONSOLE_HANDLERS,
         ],
         lifespan=[lifespan],
         middleware=[keyless_guard] if keyless else [],
@@ -115,4 +117,7 @@ def create_app(
         path: keyless_guard(handler) if keyless else handler
         for path, handler in RAW_HANDLERS.items()
     }
+    app.state.console_signer = build_signer(
+        config.auth.admin_key_hash, config.auth.console_session_hours
+    )
     return app
