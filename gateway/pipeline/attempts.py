@@ -8,6 +8,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+from gateway.circuits import CircuitStates
 from gateway.domain.errors import (
     BudgetExceeded,
     GatewayError,
@@ -21,7 +22,6 @@ from gateway.domain.errors import (
 from gateway.domain.model import Configuration
 from gateway.pipeline.context import CallContext, Target, note_attempt, note_served
 from gateway.pipeline.resolve import Resolution, Resolver
-from gateway.routing.circuit import CircuitBreakers
 from gateway.upstream.base import Adapter, UpstreamCall, UpstreamError
 from gateway.upstream.retry import retry_delay, should_retry
 
@@ -46,7 +46,7 @@ class Attempts:
     def __init__(
         self,
         resolver: Resolver,
-        breakers: CircuitBreakers,
+        breakers: CircuitStates,
         adapters: Callable[[Target], Adapter],
         observe: UpstreamObserver,
     ) -> None:
