@@ -1,4 +1,5 @@
-"""``server.workers: 2``: /metrics sums both workers' counters, whichever worker answers.
+"""``server.workers: 2``: /metrics sums both workers' counters, whichever worker answers;
+with ``redis.url`` the workers share one read of each signal.
 
 A real ``gateway serve`` with two uvicorn workers on one port; calls on fresh
 connections land on both workers (the kernel hands each accepted connection to one of
@@ -8,26 +9,31 @@ them), then every scrape, on a fresh connection too, reports the total.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import shutil
 from pathlib import Path
 
 import httpx
 import pytest
+import redis
 from prometheus_client import CollectorRegistry
 from prometheus_client.multiprocess import MultiProcessCollector
 
 from tests.support.gateway import ENVIRON, TEST_KEY
 from tests.support.process import free_port, serving
 
+REDIS = os.environ.get("GATEWAY_TEST_REDIS_URL")
 ROUNDS = 12
 CALLS_PER_ROUND = 16
 
 
-def _config(directory: Path, port: int) -> Path:
+def _config(directory: Path, port: int, redis_url: str | None = None) -> Path:
     config = directory / "gateway.yaml"
+    shared = f'redis: {{url: "{redis_url}"}}' if redis_url else ""
     config.write_text(
         f"""
+{shared}
 server: {{host: 127.0.0.1, port: {port}, workers: 2}}
 database: {{url: "sqlite+aiosqlite:///{directory / "gateway.db"}"}}
 auth:
@@ -52,18 +58,30 @@ async def _calls(base: str, count: int) -> None:
     assert [a.status_code for a in answers] == [200] * count
 
 
-def _requests(exposition: str) -> float:
-    found = re.search(
-        r'^gateway_requests_total\{operation="chat",status="200"\} (\S+)$', exposition, re.MULTILINE
-    )
+def _value(exposition: str, sample: str) -> float:
+    found = re.search(rf"^{re.escape(sample)} (\S+)$", exposition, re.MULTILINE)
     return float(found.group(1)) if found else 0.0
 
 
-def _scrape(base: str) -> float:
+def _exposition(base: str) -> str:
     with httpx.Client(limits=httpx.Limits(max_keepalive_connections=0)) as client:
         answer = client.get(f"{base}/metrics")
     assert answer.status_code == 200
-    return _requests(answer.text)
+    return answer.text
+
+
+def _scrape(base: str) -> float:
+    return _value(_exposition(base), 'gateway_requests_total{operation="chat",status="200"}')
+
+
+def _clear_shared_state(url: str) -> None:
+    client = redis.Redis.from_url(url)
+    try:
+        keys = list(client.scan_iter(match="gateway:*"))
+        if keys:
+            client.delete(*keys)
+    finally:
+        client.close()
 
 
 def _per_worker(directory: Path, scratch: Path) -> dict[str, float]:
@@ -85,16 +103,21 @@ def _per_worker(directory: Path, scratch: Path) -> dict[str, float]:
     return counts
 
 
-@pytest.mark.parametrize("named_directory", [True, False], ids=["named-folder", "default"])
+@pytest.mark.parametrize(
+    "named_directory", [True, False], ids=["named-folder", "default-folder-and-redis"]
+)
 def test_two_workers_metrics_add_up_on_every_scrape(tmp_path: Path, named_directory: bool) -> None:
     port = free_port()
+    redis_url = None if named_directory else REDIS  # the workers share Redis when it is there
+    if redis_url:
+        _clear_shared_state(redis_url)
     environ = dict(ENVIRON)
     metrics_dir = tmp_path / "metrics"
     if named_directory:
         metrics_dir.mkdir()
         (metrics_dir / "counter_999999.db").write_bytes(b"stale")  # an earlier run's file
         environ["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_dir)
-    with serving(_config(tmp_path, port), port=port, env=environ) as served:
+    with serving(_config(tmp_path, port, redis_url), port=port, env=environ) as served:
         sent = 0
         for _ in range(ROUNDS):
             asyncio.run(_calls(served.base, CALLS_PER_ROUND))
@@ -103,6 +126,13 @@ def test_two_workers_metrics_add_up_on_every_scrape(tmp_path: Path, named_direct
             if both_served and sent >= 3 * CALLS_PER_ROUND:
                 break
         scrapes = [_scrape(served.base) for _ in range(8)]
+        if redis_url:
+            # Quality is read every 60 s: both workers started together, one read it (under
+            # its lease) and the other took that snapshot; /metrics adds the two up.
+            exposition = _exposition(served.base)
+            read = 'gateway_signal_reads{signal="quality",source="database"}'
+            taken = 'gateway_signal_reads{signal="quality",source="shared"}'
+            assert (_value(exposition, read), _value(exposition, taken)) == (1.0, 1.0)
         if named_directory:
             assert not (metrics_dir / "counter_999999.db").exists()  # emptied at start
             per_worker = _per_worker(metrics_dir, tmp_path)

@@ -37,7 +37,8 @@ def prefix() -> str:
 
 @pytest.fixture
 async def redis(prefix: str) -> AsyncIterator[Redis]:
-    client = redis_client(str(REDIS))
+    # Patient timeouts: on a loaded test machine a slow answer must not pass for an outage.
+    client = Redis.from_url(str(REDIS), socket_timeout=10, socket_connect_timeout=10)
     yield client
     keys = [key async for key in client.scan_iter(match=f"{prefix}*")]
     if keys:
@@ -92,6 +93,7 @@ async def test_refreshers_sharing_the_store_read_the_database_once_per_period(
             HISTORY_ON,
             lambda: NOW,
             store=RedisSignalStore(redis, HISTORY_ON, prefix=prefix),
+            lease_seconds=120,  # however slow the holder's read, the others wait for it
         )
         for _ in range(3)
     ]
