@@ -1,9 +1,9 @@
 """Signal snapshots shared through Redis (``redis.url``): one read per period for every
 worker and replica (docs/operations.md, "What is shared between processes").
 
-Each snapshot is one key holding msgpack, ``gateway:signals:<signal>:<parameters>``:
-the parameters that shape the read (the health window, the history's days) are part of
-the key, so processes with different settings never take each other's figures. The
+Each snapshot is one key holding msgpack, ``gateway:signals:<signal>:<fingerprint>``:
+the fingerprint digests the settings that may shape the read (health, routing,
+telemetry), so processes with different settings never take each other's figures. The
 lease is a Redis lock (``SET NX PX`` with a token, released only by its holder):
 ``gateway:signals:<signal>:lease``.
 """
@@ -11,9 +11,11 @@ lease is a Redis lock (``SET NX PX`` with a token, released only by its holder):
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import hashlib
+import json
 from collections.abc import AsyncIterator
 from datetime import datetime
-from decimal import Decimal
 
 import msgspec
 from redis.asyncio import Redis
@@ -25,42 +27,26 @@ PREFIX = "gateway:signals:"
 EXPIRY_SECONDS = 3600  # a snapshot is taken only while younger than its period anyway
 
 
-class _Health(msgspec.Struct, array_like=True):
-    provider: str
-    samples: int
-    successes: int
-    avg_latency_ms: float | None
-
-
-class _Quality(msgspec.Struct, array_like=True):
-    provider: str
-    model: str
-    score: float
-
-
-class _History(msgspec.Struct, array_like=True):
-    provider: str
-    model: str
-    operation: Operation
-    calls: int
-    mean_latency_ms: float | None
-    costed_calls: int
-    mean_cost: Decimal | None
+# The domain's own dataclasses are encoded field by field (msgspec reads their fields),
+# so a field added to HealthSample or HistoryFigures travels without a change here.
+_HealthRow = tuple[str, HealthSample]
+_QualityRow = tuple[str, str, float]
+_HistoryRow = tuple[str, str, Operation, HistoryFigures]
 
 
 class _HealthStored(msgspec.Struct, array_like=True):
     taken_at: datetime
-    rows: list[_Health]
+    rows: list[_HealthRow]
 
 
 class _QualityStored(msgspec.Struct, array_like=True):
     taken_at: datetime
-    rows: list[_Quality]
+    rows: list[_QualityRow]
 
 
 class _HistoryStored(msgspec.Struct, array_like=True):
     taken_at: datetime
-    rows: list[_History]
+    rows: list[_HistoryRow]
 
 
 _ENCODER = msgspec.msgpack.Encoder()
@@ -69,30 +55,43 @@ _QUALITY = msgspec.msgpack.Decoder(_QualityStored)
 _HISTORY = msgspec.msgpack.Decoder(_HistoryStored)
 
 
+def settings_fingerprint(config: GatewayConfig) -> str:
+    """A short digest of every setting that may shape a signal's read (the health window,
+    the routing section's history settings, telemetry on or off): processes whose settings
+    differ never take each other's snapshots."""
+    shaping = {
+        "health": dataclasses.asdict(config.health),
+        "routing": dataclasses.asdict(config.routing),
+        "telemetry": dataclasses.asdict(config.telemetry),
+    }
+    text = json.dumps(shaping, sort_keys=True, default=_canonical)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _canonical(value: object) -> object:
+    if isinstance(value, set | frozenset):
+        return sorted(str(item) for item in value)
+    return str(value)
+
+
 class RedisSignalStore:
     def __init__(self, redis: Redis, config: GatewayConfig, *, prefix: str = PREFIX) -> None:
         self._redis = redis
         self._prefix = prefix
-        self._health_key = f"{prefix}health:{config.health.window_seconds}"
+        fingerprint = settings_fingerprint(config)
+        self._health_key = f"{prefix}health:{fingerprint}"
         self._quality_key = f"{prefix}quality"
-        self._history_key = f"{prefix}history:{config.routing.call_history_days}"
+        self._history_key = f"{prefix}history:{fingerprint}"
 
     async def get_health(self) -> Snapshot[HealthMap] | None:
         raw = await self._get(self._health_key)
         if raw is None:
             return None
         stored = _HEALTH.decode(raw)
-        value = {
-            row.provider: HealthSample(row.samples, row.successes, row.avg_latency_ms)
-            for row in stored.rows
-        }
-        return Snapshot(value, stored.taken_at)
+        return Snapshot(dict(stored.rows), stored.taken_at)
 
     async def set_health(self, snapshot: Snapshot[HealthMap]) -> None:
-        rows = [
-            _Health(provider, sample.samples, sample.successes, sample.avg_latency_ms)
-            for provider, sample in snapshot.value.items()
-        ]
+        rows = list(snapshot.value.items())
         await self._put(self._health_key, _HealthStored(snapshot.taken_at, rows))
 
     async def get_quality(self) -> Snapshot[QualityMap] | None:
@@ -100,10 +99,10 @@ class RedisSignalStore:
         if raw is None:
             return None
         stored = _QUALITY.decode(raw)
-        return Snapshot({(r.provider, r.model): r.score for r in stored.rows}, stored.taken_at)
+        return Snapshot({(p, m): score for p, m, score in stored.rows}, stored.taken_at)
 
     async def set_quality(self, snapshot: Snapshot[QualityMap]) -> None:
-        rows = [_Quality(p, m, score) for (p, m), score in snapshot.value.items()]
+        rows = [(p, m, score) for (p, m), score in snapshot.value.items()]
         await self._put(self._quality_key, _QualityStored(snapshot.taken_at, rows))
 
     async def get_history(self) -> Snapshot[HistoryMap] | None:
@@ -111,19 +110,11 @@ class RedisSignalStore:
         if raw is None:
             return None
         stored = _HISTORY.decode(raw)
-        value = {
-            (r.provider, r.model, r.operation): HistoryFigures(
-                r.calls, r.mean_latency_ms, r.costed_calls, r.mean_cost
-            )
-            for r in stored.rows
-        }
+        value = {(p, m, op): figures for p, m, op, figures in stored.rows}
         return Snapshot(value, stored.taken_at)
 
     async def set_history(self, snapshot: Snapshot[HistoryMap]) -> None:
-        rows = [
-            _History(p, m, op, f.calls, f.mean_latency_ms, f.costed_calls, f.mean_cost)
-            for (p, m, op), f in snapshot.value.items()
-        ]
+        rows = [(p, m, op, figures) for (p, m, op), figures in snapshot.value.items()]
         await self._put(self._history_key, _HistoryStored(snapshot.taken_at, rows))
 
     @contextlib.asynccontextmanager
