@@ -224,7 +224,10 @@ class SignalRefresher:
             return
         async with self._leased(source) as held:
             if held:
-                await self._read(source)
+                # Look again: a holder that finished between our look and our lease saved
+                # a fresh snapshot already.
+                if not self._take_shared(source, await self._load(source)):
+                    await self._read(source)
                 return
         # Another process is reading it: take its snapshot when it lands.
         deadline = time.monotonic() + self._lease_seconds

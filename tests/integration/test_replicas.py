@@ -161,6 +161,11 @@ def _wait_for_line(
     assert not missing(), f"no line {text!r} from {missing()}"
 
 
+def _tails(replicas: list[Replica]) -> str:
+    """The end of every replica's log, for a failed assertion's message."""
+    return "\n".join(f"--- {r.url}\n{r.output()[-2500:]}" for r in replicas)
+
+
 def _clear(url: str) -> None:
     client = redis.Redis.from_url(url)
     try:
@@ -199,11 +204,16 @@ def test_three_replicas_on_postgresql_and_redis_share_budgets_circuits_signals_a
             taken = [
                 r.metric("gateway_signal_reads", signal=signal, source="shared") for r in replicas
             ]
-            assert (sum(read), sum(taken)) == (1, REPLICAS - 1), (signal, read, taken)
+            assert (sum(read), sum(taken)) == (1, REPLICAS - 1), (
+                signal,
+                read,
+                taken,
+                _tails(replicas),
+            )
 
         # Budgets: 120 simultaneous calls over 3 replicas, a 50-request budget: exactly 50.
         answers = burst([r.url for r in replicas], [chat_body()] * 120, key=TEST_KEY)
-        assert statuses(answers) == {200: 50, 429: 70}
+        assert statuses(answers) == {200: 50, 429: 70}, _tails(replicas)
         assert upstream.calls["small-model"] == 50
         served = {r.url: 0 for r in replicas}
         for index, answer in enumerate(answers):
@@ -217,7 +227,8 @@ def test_three_replicas_on_postgresql_and_redis_share_budgets_circuits_signals_a
         taken = [
             r.metric("gateway_signal_reads", signal="health", source="shared") for r in replicas
         ]
-        assert read <= sum(taken) and sum(1 for t in taken if t > 0) >= REPLICAS - 1, (read, taken)
+        shared_by = sum(1 for t in taken if t > 0)
+        assert read <= sum(taken) and shared_by >= REPLICAS - 1, (read, taken, _tails(replicas))
 
         # The response cache: stored through one replica, a hit on the others.
         assert first.call("cached").status_code == 200
@@ -233,7 +244,7 @@ def test_three_replicas_on_postgresql_and_redis_share_budgets_circuits_signals_a
         time.sleep(1.0)
         for replica in (second, third):
             refused = replica.call("flaky")
-            assert refused.status_code == 503, refused.text
+            assert refused.status_code == 503, (refused.text, _tails(replicas))
         assert upstream.calls["flaky-model"] == 3
         _wait_for_line([second, third], "circuit opened for provider flaky by another gateway")
 
@@ -242,14 +253,15 @@ def test_three_replicas_on_postgresql_and_redis_share_budgets_circuits_signals_a
         forwarder.down()
         _wait_for_line(replicas, "circuit states: Redis does not answer", before)
         assert [first.call("flaky2").status_code for _ in range(3)] == [502] * 3
-        assert first.call("flaky2").status_code == 503  # open in the first replica
-        assert second.call("flaky2").status_code == 502  # but not in the second
+        assert first.call("flaky2").status_code == 503, _tails(replicas)  # open in the first
+        assert second.call("flaky2").status_code == 502, _tails(replicas)  # not in the second
         assert upstream.calls["flaky2-model"] == 4
         time.sleep(1.5)  # several polls while down: still one line each
         forwarder.up()
         _wait_for_line(replicas, "circuit states: Redis answers again", before)
         time.sleep(1.0)
-        assert third.call("flaky2").status_code == 503  # the first's opening, written now
+        # The first's opening, written now:
+        assert third.call("flaky2").status_code == 503, _tails(replicas)
         assert upstream.calls["flaky2-model"] == 4
         for replica, start in zip(replicas, before, strict=True):
             during = replica.output()[start:]
