@@ -217,7 +217,6 @@ def _serve(args: argparse.Namespace) -> int:
     }
     if config.server.workers > 1:
         os.environ[CONFIG_ENV] = str(Path(args.config).resolve())
-        os.environ["GATEWAY_BIND_HOST"] = host
         with _metrics_directory():  # /metrics then sums every worker's metrics
             if config.redis.url is None:
                 log.info(
