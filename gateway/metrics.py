@@ -17,15 +17,14 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 
+from gateway.domain.failures import ErrorClass, FailureKind
+
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 
 def multiprocess() -> bool:
     """Do this process's metrics live in files shared with the other workers?"""
     return bool(os.environ.get(MULTIPROCESS_ENV))
-
-
-from gateway.domain.failures import ErrorClass, FailureKind
 
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 
