@@ -26,6 +26,7 @@ def multiprocess() -> bool:
     """Do this process's metrics live in files shared with the other workers?"""
     return bool(os.environ.get(MULTIPROCESS_ENV))
 
+
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 
 
