@@ -148,6 +148,7 @@ class AuthSchema(Section):
     admin_key: str | None = None
     keys: list[KeySchema] = []
     allow_unauthenticated: bool = False
+    console_session_hours: Annotated[int, Ge(1), Le(720)] = 12
 
 
 class RoutingSchema(Section):

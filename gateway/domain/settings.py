@@ -71,6 +71,7 @@ class AuthSettings:
     admin_key_hash: str | None = field(default=None, repr=False)
     keys: tuple[ApiKey, ...] = ()
     allow_unauthenticated: bool = False
+    console_session_hours: int = 12  # how long a console sign-in lasts
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,6 +49,19 @@ class CircuitBreakers:
             return CircuitState.HALF_OPEN
         return CircuitState.OPEN
 
+    def reopens_at(self, provider_id: str) -> float | None:
+        """When an open circuit's cooldown ends (the clock's time), None when closed."""
+        circuit = self._circuits.get(provider_id)
+        if circuit is None or circuit.opened_at is None:
+            return None
+        since = circuit.probe_started_at or circuit.opened_at
+        return since + self._cooldown
+
+    def failures(self, provider_id: str) -> int:
+        """Consecutive retryable failures counted since the last success."""
+        circuit = self._circuits.get(provider_id)
+        return circuit.failures if circuit is not None else 0
+
     def open_providers(self, now: float) -> frozenset[str]:
         """Providers whose calls would be refused now (routing marks them PROVIDER_UNAVAILABLE).
 
