@@ -32,7 +32,7 @@ from collections.abc import Callable
 from redis.asyncio import Redis
 
 from gateway.db.engine import describe_error
-from gateway.routing.circuit import CircuitBreakers
+from gateway.routing.circuit import CircuitBreakers, CircuitState
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +80,15 @@ class RedisCircuits:
 
     def open_providers(self, now: float) -> frozenset[str]:
         return self._local.open_providers(now)
+
+    def state(self, provider_id: str, now: float) -> CircuitState:
+        return self._local.state(provider_id, now)
+
+    def reopens_at(self, provider_id: str) -> float | None:
+        return self._local.reopens_at(provider_id)
+
+    def failures(self, provider_id: str) -> int:
+        return self._local.failures(provider_id)
 
     def try_acquire(self, provider_id: str, now: float) -> bool:
         return self._local.try_acquire(provider_id, now)

@@ -10,12 +10,18 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from gateway.routing.circuit import CircuitBreakers
+from gateway.routing.circuit import CircuitBreakers, CircuitState
 
 
 class CircuitStates(Protocol):
     @property
     def cooldown_seconds(self) -> float: ...
+
+    def state(self, provider_id: str, now: float) -> CircuitState: ...
+
+    def reopens_at(self, provider_id: str) -> float | None: ...
+
+    def failures(self, provider_id: str) -> int: ...
 
     def open_providers(self, now: float) -> frozenset[str]: ...
 
