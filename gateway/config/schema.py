@@ -117,6 +117,10 @@ class CacheStoreSchema(Section):
     redis_url: Annotated[str, NonEmpty()] | None = None
 
 
+class RedisSchema(Section):
+    url: Annotated[str, NonEmpty()] | None = None
+
+
 class BudgetsSchema(Section):
     on_database_outage: OutagePolicy = OutagePolicy.ADMIT
 
@@ -233,6 +237,7 @@ class FileSchema(Section):
     telemetry: TelemetrySchema = msgspec.field(default_factory=TelemetrySchema)
     expose_models: bool = False
     cache: CacheStoreSchema = msgspec.field(default_factory=CacheStoreSchema)
+    redis: RedisSchema = msgspec.field(default_factory=RedisSchema)
     budgets: BudgetsSchema = msgspec.field(default_factory=BudgetsSchema)
     auth: AuthSchema = msgspec.field(default_factory=AuthSchema)
     routing: RoutingSchema = msgspec.field(default_factory=RoutingSchema)

@@ -8,6 +8,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+from gateway.circuits import CircuitStates
 from gateway.domain.errors import (
     BudgetExceeded,
     GatewayError,
@@ -26,7 +27,6 @@ from gateway.pipeline.context import (
     note_step,
 )
 from gateway.pipeline.resolve import Resolution, Resolver
-from gateway.routing.circuit import CircuitBreakers
 from gateway.upstream.base import Adapter, UpstreamCall
 from gateway.upstream.retry import retry_delay, why_not_retried
 
@@ -43,7 +43,7 @@ class Attempts:
     def __init__(
         self,
         resolver: Resolver,
-        breakers: CircuitBreakers,
+        breakers: CircuitStates,
         adapters: Callable[[Target], Adapter],
         observe: UpstreamObserver,
     ) -> None:
