@@ -1,21 +1,24 @@
-"""The ``gateway`` command: serve, db upgrade, check, explain, eval import, tokenizer fetch,
-keys hash."""
+"""The ``gateway`` command: serve, db upgrade, check, explain, eval import, eval run,
+tokenizer fetch, keys hash."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import ipaddress
 import logging
 import os
+import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from gateway import __version__, logs
+from gateway import __version__, allocator, logs
 from gateway.config.errors import ConfigError
 from gateway.config.keys import hash_key
 from gateway.config.loader import check_config, load_config
@@ -24,6 +27,7 @@ from gateway.domain.settings import GatewayConfig
 
 log = logging.getLogger("gateway")
 CONFIG_ENV = "GATEWAY_CONFIG"
+MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"  # prometheus_client's multiprocess mode
 NO_KEY = (
     "refusing to start: no gateway key is configured. Either add keys under auth.keys, "
     'e.g. `keys: [{id: alice, key: "${ALICE_KEY}"}]` (or a keyHash that '
@@ -124,6 +128,24 @@ def _eval_parser(sub: Any) -> None:
     imp.add_argument("file", help="one JSON object a line (see the README)")
     _config_option(imp)
     imp.set_defaults(handler=_eval_import)
+    run = _command(eval_sub, "run", "run an eval suite through the gateway and record its scores")
+    run.add_argument("suite", help="the suite: one case a line (see docs/routing.md)")
+    target = run.add_mutually_exclusive_group(required=True)
+    target.add_argument(
+        "--configuration", metavar="ID", help="send every case to this configuration"
+    )
+    target.add_argument(
+        "--model",
+        metavar="ID",
+        action="append",
+        help="run the suite on this model (repeat for several): each is a run of its own",
+    )
+    run.add_argument("--set", metavar="ID", help="the eval set's id (default: the file's name)")
+    run.add_argument(
+        "--concurrency", type=int, default=4, metavar="N", help="cases in flight at once (4)"
+    )
+    _config_option(run)
+    run.set_defaults(handler=_eval_run)
 
 
 def _tokenizer_parser(sub: Any) -> None:
@@ -183,6 +205,7 @@ def _db_upgrade(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    allocator.limit_arenas()  # before the server's threads allocate
     config = _load(args.config)
     if config is None:
         return 1
@@ -213,17 +236,52 @@ def _serve(args: argparse.Namespace) -> int:
     }
     if config.server.workers > 1:
         os.environ[CONFIG_ENV] = str(Path(args.config).resolve())
-        uvicorn.run(
-            "gateway.api.factory:app_from_env",
-            factory=True,
-            workers=config.server.workers,
-            **common,
-        )
+        with _metrics_directory():  # /metrics then sums every worker's metrics
+            if config.redis.url is None:
+                log.info(
+                    "server.workers: %d without redis.url: each worker keeps its own circuits "
+                    "and signal snapshots",
+                    config.server.workers,
+                )
+            uvicorn.run(
+                "gateway.api.factory:app_from_env",
+                factory=True,
+                workers=config.server.workers,
+                **common,
+            )
         return 0
+    if os.environ.get(MULTIPROCESS_ENV):
+        _empty_metrics_directory(Path(os.environ[MULTIPROCESS_ENV]))
     from gateway.api.app import create_app
 
     uvicorn.run(create_app(config), **common)
     return 0
+
+
+@contextlib.contextmanager
+def _metrics_directory() -> Iterator[None]:
+    """Prometheus multiprocess mode for the workers about to start: the folder that
+    ``PROMETHEUS_MULTIPROC_DIR`` names, emptied of an earlier run's files, else a fresh
+    temporary one, removed when the server stops. Set before any worker imports
+    prometheus_client, which reads it then."""
+    named = os.environ.get(MULTIPROCESS_ENV)
+    if named:
+        _empty_metrics_directory(Path(named))
+        yield
+        return
+    directory = tempfile.mkdtemp(prefix="gateway-metrics-")
+    os.environ[MULTIPROCESS_ENV] = directory
+    try:
+        yield
+    finally:
+        del os.environ[MULTIPROCESS_ENV]
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _empty_metrics_directory(directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    for stale in directory.glob("*.db"):  # an earlier run's values would be added in
+        stale.unlink(missing_ok=True)
 
 
 def _upgrade_in_a_child(config_path: str) -> bool:
@@ -264,6 +322,24 @@ def _eval_import(args: argparse.Namespace) -> int:
     from gateway.explain_cli import import_evals
 
     return asyncio.run(import_evals(config, Path(args.file)))
+
+
+def _eval_run(args: argparse.Namespace) -> int:
+    config = _load(args.config)
+    if config is None:
+        return 1
+    from gateway.evals.command import run_eval
+
+    return asyncio.run(
+        run_eval(
+            config,
+            Path(args.suite),
+            configuration=args.configuration,
+            models=args.model or [],
+            set_id=args.set,
+            concurrency=args.concurrency,
+        )
+    )
 
 
 def _tokenizer_fetch(args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ from sqlalchemy import (
     SmallInteger,
     String,
     Table,
+    Text,
     UniqueConstraint,
     text,
 )
@@ -80,8 +81,10 @@ telemetry = Table(
     Column("estimated_input_tokens", Integer),
     Column("estimated_output_tokens", Integer),
     Column("estimated_cost", Money),
-    # Migration 0004: streams' output tokens per second, and the model the upstream says
-    # it ran when that is not the model id it was sent (docs/telemetry.md#telemetry).
+    # Migration 0005: the decision detail the console shows (gateway.routing.detail), JSON.
+    Column("routing_detail", Text),
+    # Migration 0004 (chained after 0005): streams' output tokens per second, and the model
+    # the upstream says it ran when it is not the one sent (docs/telemetry.md#telemetry).
     Column("output_tokens_per_second", Double),
     Column("upstream_model", String(255)),
 )
@@ -103,6 +106,8 @@ Index(
     telemetry.c.time_to_first_token_ms,  # since 0004: streams are ranked by it
 )
 Index("ix_telemetry_health_window", telemetry.c.created_at, telemetry.c.provider)
+# Migration 0005: the console's Calls page filtered by configuration, newest first.
+Index("ix_telemetry_configuration_id", telemetry.c.configuration, telemetry.c.id)
 
 usage_daily = Table(
     "usage_daily",
