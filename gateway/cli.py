@@ -1,5 +1,5 @@
-"""The ``gateway`` command: serve, db upgrade, check, explain, eval import, tokenizer fetch,
-keys hash."""
+"""The ``gateway`` command: serve, db upgrade, check, explain, eval import, eval run,
+tokenizer fetch, keys hash."""
 
 from __future__ import annotations
 
@@ -124,6 +124,24 @@ def _eval_parser(sub: Any) -> None:
     imp.add_argument("file", help="one JSON object a line (see the README)")
     _config_option(imp)
     imp.set_defaults(handler=_eval_import)
+    run = _command(eval_sub, "run", "run an eval suite through the gateway and record its scores")
+    run.add_argument("suite", help="the suite: one case a line (see docs/routing.md)")
+    target = run.add_mutually_exclusive_group(required=True)
+    target.add_argument(
+        "--configuration", metavar="ID", help="send every case to this configuration"
+    )
+    target.add_argument(
+        "--model",
+        metavar="ID",
+        action="append",
+        help="run the suite on this model (repeat for several): each is a run of its own",
+    )
+    run.add_argument("--set", metavar="ID", help="the eval set's id (default: the file's name)")
+    run.add_argument(
+        "--concurrency", type=int, default=4, metavar="N", help="cases in flight at once (4)"
+    )
+    _config_option(run)
+    run.set_defaults(handler=_eval_run)
 
 
 def _tokenizer_parser(sub: Any) -> None:
@@ -265,6 +283,24 @@ def _eval_import(args: argparse.Namespace) -> int:
     from gateway.explain_cli import import_evals
 
     return asyncio.run(import_evals(config, Path(args.file)))
+
+
+def _eval_run(args: argparse.Namespace) -> int:
+    config = _load(args.config)
+    if config is None:
+        return 1
+    from gateway.evals.command import run_eval
+
+    return asyncio.run(
+        run_eval(
+            config,
+            Path(args.suite),
+            configuration=args.configuration,
+            models=args.model or [],
+            set_id=args.set,
+            concurrency=args.concurrency,
+        )
+    )
 
 
 def _tokenizer_fetch(args: argparse.Namespace) -> int:

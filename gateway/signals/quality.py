@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import and_, delete, insert, select
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -98,6 +98,25 @@ async def import_eval_results(
         raise EvalImportError(problems)
     inserted = await _insert_new(engine, rows) if rows else 0
     return EvalImport(inserted, len(rows) - inserted, warnings, undated)
+
+
+async def replace_eval_runs(engine: AsyncEngine, rows: list[dict[str, Any]]) -> int:
+    """Record runs, each replacing every earlier run of its set, provider, model and grader
+    (``gateway eval run``: running a suite again replaces its result). One transaction;
+    how many earlier rows were replaced."""
+    replaced = 0
+    async with engine.begin() as connection:
+        for row in rows:
+            same_run = and_(
+                _e.set_id == row["set_id"],
+                _e.provider == row["provider"],
+                _e.model == row["model"],
+                _e.grader == row.get("grader", DETERMINISTIC),
+            )
+            result = await connection.execute(delete(eval_results).where(same_run))
+            replaced += max(result.rowcount, 0)
+            await connection.execute(insert(eval_results), {"grader": DETERMINISTIC, **row})
+    return replaced
 
 
 def _unknown(row: dict[str, Any], number: int, known: KnownModels | None) -> list[str]:

@@ -12,6 +12,8 @@ from aiohttp import web
 @dataclass
 class Behavior:
     content: str = "Hello from the fake upstream."
+    # A whole chat answer's content by the last message's content (else ``content``).
+    answers: dict[str, str] = field(default_factory=dict)
     prompt_tokens: int = 12
     completion_tokens: int = 7
     cached_tokens: int = 0

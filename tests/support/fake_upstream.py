@@ -111,7 +111,7 @@ class FakeUpstream(AnthropicRoutes):
             return await self._stream(request, behavior, model, include_usage, chat=True)
         if behavior.oversize_bytes:
             return await self._oversize(request, behavior.oversize_bytes)
-        message: dict[str, Any] = {"role": "assistant", "content": behavior.content}
+        message: dict[str, Any] = {"role": "assistant", "content": _content(behavior, body)}
         finish = "stop"
         if behavior.tool_call:
             message = {
@@ -238,3 +238,9 @@ class FakeUpstream(AnthropicRoutes):
         await response.write(b"data: [DONE]\n\n")
         await response.write_eof()
         return response
+
+
+def _content(behavior: Behavior, body: dict[str, Any]) -> str:
+    messages = body.get("messages") or [{}]
+    last = messages[-1].get("content") if isinstance(messages[-1], dict) else None
+    return behavior.answers.get(str(last), behavior.content)

@@ -16,6 +16,7 @@ from gateway.signals.quality import (
     import_eval_results,
     parse_eval_line,
     read_quality,
+    replace_eval_runs,
 )
 from tests.unit.telemetry.factory import NOW
 
@@ -147,3 +148,51 @@ def test_each_validation_error_names_the_line(line: str, message: str) -> None:
 def test_a_run_at_without_offset_is_taken_as_utc() -> None:
     row = parse_eval_line(_line(run_at="2026-11-01T10:00:00"), 1, NOW)
     assert row["run_at"] == datetime(2026, 11, 1, 10, 0, tzinfo=UTC)
+
+
+def _run(set_id: str, model: str, score: float, day: int, grader: str = "deterministic") -> Any:
+    return {
+        "set_id": set_id,
+        "provider": "p",
+        "model": model,
+        "grader": grader,
+        "prompt_count": 10,
+        "passed_count": int(score * 10),
+        "mean_score": score,
+        "run_at": datetime(2026, 11, day, tzinfo=UTC),
+    }
+
+
+async def test_a_recorded_run_replaces_every_earlier_run_of_its_set_and_model(
+    engine: AsyncEngine,
+) -> None:
+    imported = [
+        _line(set_id="math", provider="p", model="m", run_at=f"2026-11-0{d}T00:00:00Z")
+        for d in (1, 2)
+    ]
+    await import_eval_results(engine, imported)
+    kept = [
+        _run("math", "other", 0.3, 1),
+        _run("code", "m", 0.2, 1),
+        _run("math", "m", 0.1, 1, "judge"),
+    ]
+    assert await replace_eval_runs(engine, kept) == 0
+    assert await replace_eval_runs(engine, [_run("math", "m", 0.9, 5)]) == 2
+    async with engine.connect() as connection:
+        query = select(
+            eval_results.c.set_id,
+            eval_results.c.model,
+            eval_results.c.grader,
+            eval_results.c.mean_score,
+        ).order_by(eval_results.c.id)
+        rows = [tuple(r) for r in (await connection.execute(query)).all()]
+    assert sorted(rows) == sorted(
+        [
+            ("math", "other", "deterministic", 0.3),
+            ("code", "m", "deterministic", 0.2),
+            ("math", "m", "judge", 0.1),
+            ("math", "m", "deterministic", 0.9),
+        ]
+    )
+    quality = await read_quality(engine)
+    assert quality[("p", "m")] == pytest.approx((0.9 + 0.2) / 2)
