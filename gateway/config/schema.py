@@ -150,6 +150,11 @@ class AuthSchema(Section):
     allow_unauthenticated: bool = False
 
 
+class ExplorationSchema(Section):
+    share: Annotated[float, Gt(0), Le(1)] = 0.02
+    min_calls: Annotated[int, Ge(1)] = 5
+
+
 class RoutingSchema(Section):
     policy_mode: PolicyMode = PolicyMode.PROVIDER_PRIORITY
     call_history: bool = False
@@ -158,6 +163,7 @@ class RoutingSchema(Section):
     call_history_cache_seconds: Annotated[int, Ge(1)] = 300
     operation_capability_enforcement: Enforcement = Enforcement.ENFORCE
     list_price_ceiling: Annotated[Decimal, Gt(0)] = Decimal("1.00")
+    exploration: ExplorationSchema | None = None
 
 
 class HealthSchema(Section):

@@ -80,6 +80,8 @@ telemetry = Table(
     Column("estimated_input_tokens", Integer),
     Column("estimated_output_tokens", Integer),
     Column("estimated_cost", Money),
+    # Migration 0006: routing.exploration chose the model, not the ranking.
+    _flag("routing_explored"),
 )
 
 # Covering index for the call-history GROUP BY (gateway.signals.history): the

@@ -143,6 +143,15 @@ class Configuration:
 
 
 @dataclass(frozen=True, slots=True)
+class ExplorationSettings:
+    """``routing.exploration``: a bounded share of a criteria configuration's calls goes to
+    eligible candidates with fewer than ``min_calls`` calls in the history."""
+
+    share: float = 0.02
+    min_calls: int = 5
+
+
+@dataclass(frozen=True, slots=True)
 class RoutingSettings:
     policy_mode: PolicyMode = PolicyMode.PROVIDER_PRIORITY
     call_history: bool = False
@@ -151,3 +160,4 @@ class RoutingSettings:
     call_history_cache_seconds: int = 300
     operation_capability_enforcement: str = "enforce"  # enforce | observe
     list_price_ceiling: Decimal = Decimal("1.00")
+    exploration: ExplorationSettings | None = None  # None: off

@@ -261,9 +261,10 @@ class Pipeline:
             )
 
     def _primary(self, ctx: CallContext, configuration: Configuration) -> Resolution:
-        primary = self._resolver.resolve(configuration, ctx.request)
+        primary = self._resolver.resolve(configuration, ctx.request, may_explore=True)
         if primary.decision is not None:
             note_decision(ctx.record, primary.decision)
+            ctx.record.routing_explored = primary.explored
         if primary.warnings:  # operationCapabilityEnforcement: observe
             self._observer.observe_capability_warning(configuration.id)
             log.warning(

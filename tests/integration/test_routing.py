@@ -297,6 +297,7 @@ def test_explain_a_fixed_configuration_invents_nothing(gateway: RunningGateway) 
         "signalsUsed": [],
         "decidedBy": None,
         "outscoredBy": [],
+        "exploration": None,
     }
 
 

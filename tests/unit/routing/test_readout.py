@@ -81,6 +81,7 @@ def test_readout_reproduces_the_spec_example() -> None:
         "signalsUsed": ["health", "latency", "callCost"],
         "decidedBy": "score",
         "outscoredBy": [],
+        "exploration": None,
     }
     assert top == {
         "rank": 1,
@@ -189,6 +190,7 @@ def test_explain_fixed_invents_nothing() -> None:
         "signalsUsed": [],
         "decidedBy": None,
         "outscoredBy": [],
+        "exploration": None,
     }
 
 
