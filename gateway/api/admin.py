@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
+import os
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -23,10 +24,10 @@ from gateway.telemetry.queries import recent_routed_calls
 
 
 def admin_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
-    runtime: Runtime = connection.app.state.runtime
-    if runtime.keys.open and runtime.config.auth.admin_key_hash is None:
+    serving = connection.app.state.runtime.serving
+    if serving.keys.open and serving.config.auth.admin_key_hash is None:
         return  # allowUnauthenticated on loopback with no admin key configured
-    if not runtime.keys.is_admin(connection.headers.get("authorization")):
+    if not serving.keys.is_admin(connection.headers.get("authorization")):
         raise AuthenticationFailed("Missing or invalid admin key.")
 
 
@@ -56,9 +57,10 @@ class AdminController(Controller):
         if not operation:
             raise InvalidRequest("'operation' is required.", param="operation")
         runtime: Runtime = request.app.state.runtime
+        serving = runtime.serving
         return explain_configuration(
-            runtime.config,
-            runtime.snapshots.snapshot(),
+            serving.config,
+            serving.snapshots.snapshot(),
             configuration,
             operation,
             params.get("mode"),
@@ -72,6 +74,18 @@ class AdminController(Controller):
         runtime: Runtime = request.app.state.runtime
         calls = await recent_routed_calls(runtime.engine, days, limit, datetime.now(UTC))
         return {"calls": calls}
+
+    @get("/config/version")
+    async def config_version(self, request: Request[Any, Any, Any]) -> dict[str, Any]:
+        """Which configuration this process serves (docs/operations.md, "Reloading")."""
+        runtime: Runtime = request.app.state.runtime
+        version = runtime.version
+        return {
+            "hash": version.digest,
+            "loadedAt": version.loaded_at.isoformat().replace("+00:00", "Z"),
+            "generation": version.generation,
+            "pid": os.getpid(),
+        }
 
 
 @dataclass(frozen=True, slots=True)
