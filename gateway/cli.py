@@ -18,7 +18,7 @@ from typing import Any
 from gateway import __version__, logs
 from gateway.config.errors import ConfigError
 from gateway.config.keys import hash_key
-from gateway.config.loader import check_config, load_config
+from gateway.config.loader import check_config, load_config, load_config_file
 from gateway.domain.model import Operation, PolicyMode
 from gateway.domain.settings import GatewayConfig
 
@@ -201,9 +201,14 @@ def _db_upgrade(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    config = _load(args.config)
-    if config is None:
+    try:
+        loaded = load_config_file(args.config)
+    except ConfigError as error:
+        for problem in error.problems:
+            print(f"{args.config}: {problem}", file=sys.stderr)
         return 1
+    config = loaded.config
+    logs.configure(_log_format(config))
     host = args.host or config.server.host
     port = config.server.port if args.port is None else args.port
     if not config.auth.keys:
@@ -229,10 +234,13 @@ def _serve(args: argparse.Namespace) -> int:
         "log_config": logs.logging_config(_log_format(config)),
         **uvicorn_options(config.server),
     }
+    config_file = Path(args.config).resolve()
     if config.server.workers > 1:
-        os.environ[CONFIG_ENV] = str(Path(args.config).resolve())
+        from gateway.api.workers import run_workers
+
+        os.environ[CONFIG_ENV] = str(config_file)
         os.environ["GATEWAY_BIND_HOST"] = host
-        uvicorn.run(
+        run_workers(
             "gateway.api.factory:app_from_env",
             factory=True,
             workers=config.server.workers,
@@ -241,7 +249,8 @@ def _serve(args: argparse.Namespace) -> int:
         return 0
     from gateway.api.app import create_app
 
-    uvicorn.run(create_app(config), **common)
+    app = create_app(config, config_file=config_file, digest=loaded.digest)
+    uvicorn.run(app, **common)
     return 0
 
 
