@@ -186,6 +186,10 @@ class Runtime:
             self.breakers = self._breakers_for(config)  # new thresholds: circuits start closed
         version = ConfigVersion(digest, utc_now(), old.version.generation + 1)
         new = self._serving(config, version)
+        # The failure counts are the process's (gauges "since the process started").
+        new.signals.health_read_failures = old.signals.health_read_failures
+        new.signals.quality_read_failures = old.signals.quality_read_failures
+        new.signals.history_read_failures = old.signals.history_read_failures
         await new.signals.start()
         self.serving = new  # one assignment: a call sees the old Serving or the new one
         await old.signals.stop()

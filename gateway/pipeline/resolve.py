@@ -43,8 +43,10 @@ class Resolution:
         """Observe mode: what enforce mode would have refused the attempted model for."""
         if self.target is None:
             return ()
-        if self.decision is not None:
-            return self.decision.candidates[0].warnings if self.decision.candidates else ()
+        if self.decision is not None:  # the attempted candidate's (an explored one's too)
+            chosen = self.target.model.id
+            found = (c.warnings for c in self.decision.candidates if c.model.id == chosen)
+            return next(found, ())
         if not self.missing:
             return ()
         return (f"OPERATION_CAPABILITY_MISSING: {', '.join(sorted(self.missing))}",)

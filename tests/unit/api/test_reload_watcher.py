@@ -62,10 +62,18 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text)
 
 
+async def _eventually(check: Any, seconds: float = 10.0) -> None:
+    for _ in range(int(seconds / 0.02)):
+        if check():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("timed out")
+
+
 async def _watching(path: Path) -> tuple[StandIn, ConfigWatcher]:
     loaded = load_config_file(path)
     runtime = StandIn(loaded.config, loaded.digest)
-    watcher = ConfigWatcher(runtime, path, poll_seconds=0.02, debounce_seconds=0.15)  # type: ignore[arg-type]
+    watcher = ConfigWatcher(runtime, path, poll_seconds=0.02, debounce_seconds=0.5)  # type: ignore[arg-type]
     await watcher.start()
     return runtime, watcher
 
@@ -78,7 +86,8 @@ async def test_an_edit_in_several_writes_is_taken_once_when_it_holds_still(
         for step in range(5):  # a slow editor: five writes 50 ms apart
             _write(config_file, VALID.format(history="true") + f"# {step}\n")
             await asyncio.sleep(0.05)
-        await asyncio.sleep(0.6)
+        await _eventually(lambda: runtime.reloads)
+        await asyncio.sleep(1.0)  # time for a second reload, if one were coming
         assert len(runtime.reloads) == 1
         assert runtime.reloads[0].routing.call_history is True
         assert runtime.version.generation == 2
@@ -91,7 +100,7 @@ async def test_a_touch_or_the_same_bytes_again_reload_nothing(config_file: Path)
     runtime, watcher = await _watching(config_file)
     try:
         _write(config_file, VALID.format(history="false"))
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(1.5)
         assert runtime.reloads == []
         assert await watcher.reload("SIGHUP") is False  # signalled, but unchanged
         assert runtime.reloads == []
@@ -107,19 +116,19 @@ async def test_an_invalid_file_changes_nothing_and_logs_every_problem_once(
     try:
         bad = VALID.format(history="maybe").replace("model: m1}]", "model: ghost}]")
         _write(config_file, bad)
-        await asyncio.sleep(0.6)
+        await _eventually(lambda: any("problem(s)" in r.getMessage() for r in caplog.records))
         assert runtime.reloads == []
         problems = [r.getMessage() for r in caplog.records]
         assert any(m.startswith(f"{config_file}: routing.callHistory: ") for m in problems)
         assert any(m.startswith(f"{config_file}: configurations[0].model: ") for m in problems)
         assert sum("has 2 problem(s)" in m for m in problems) == 1
         _write(config_file, bad)  # the same bytes again: not logged again
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(1.5)
         assert sum("has 2 problem(s)" in r.getMessage() for r in caplog.records) == 1
         assert await watcher.reload("SIGHUP") is False  # a signal checks it again, and says so
         assert sum("has 2 problem(s)" in r.getMessage() for r in caplog.records) == 2
         _write(config_file, VALID.format(history="true"))
-        await asyncio.sleep(0.6)
-        assert len(runtime.reloads) == 1
+        await _eventually(lambda: runtime.reloads)
+        assert runtime.reloads[0].routing.call_history is True
     finally:
         await watcher.stop()
