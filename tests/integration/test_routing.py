@@ -315,6 +315,7 @@ CALL_KEYS = {
     "latencyMs",
     "success",
     "fallbackAttempts",
+    "explored",
     "mode",
     "candidates",
     "rejections",
