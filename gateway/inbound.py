@@ -30,6 +30,7 @@ _BOUNDED = {
     "n": MAX_CHOICES,
 }
 _BOUNDED_COMPLETIONS = {**_BOUNDED, "best_of": MAX_CHOICES}
+_BOUNDED_RESPONSES = {"max_output_tokens": MAX_TOKENS_BOUND}
 # Deeper bodies are refused: encoding, hashing and counting them later would exhaust
 # the stack (a RecursionError, answered 500), and no real request nests this far.
 MAX_JSON_DEPTH = 128
@@ -42,6 +43,7 @@ class Endpoint(StrEnum):
     CHAT = "chat/completions"
     EMBEDDINGS = "embeddings"
     COMPLETIONS = "completions"
+    RESPONSES = "responses"
 
 
 # How each endpoint's prompt is counted (see gateway.usage.tokens.count_request_tokens).
@@ -49,7 +51,11 @@ _COUNT_KIND = {
     Endpoint.CHAT: "chat",
     Endpoint.EMBEDDINGS: "embedding",
     Endpoint.COMPLETIONS: "completion",
+    Endpoint.RESPONSES: "responses",
 }
+# The fields that bound the output (the first one set wins); /v1/responses has its own.
+_OUTPUT_BOUNDS = ("max_completion_tokens", "max_tokens")
+_RESPONSES_OUTPUT_BOUNDS = ("max_output_tokens",)
 
 
 @dataclass(slots=True)
@@ -72,8 +78,10 @@ class InboundRequest:
 
     @property
     def max_tokens(self) -> int | None:
-        """``max_completion_tokens``, else ``max_tokens``; a null one counts as absent."""
-        for name in ("max_completion_tokens", "max_tokens"):
+        """``max_completion_tokens``, else ``max_tokens`` (``max_output_tokens`` on
+        /v1/responses); a null one counts as absent."""
+        names = _RESPONSES_OUTPUT_BOUNDS if self.endpoint is Endpoint.RESPONSES else _OUTPUT_BOUNDS
+        for name in names:
             value = self.body.get(name)
             if isinstance(value, int) and not isinstance(value, bool):
                 return value
@@ -158,6 +166,9 @@ def _operation_of(
             )
         _check_bounds(body, _BOUNDED_COMPLETIONS)
         return classify("completions", stream=stream)
+    if endpoint is Endpoint.RESPONSES:
+        _check_bounds(body, _BOUNDED_RESPONSES)
+        return _check_responses(body, stream)
     _check_bounds(body, _BOUNDED)
     has_tools = _check_messages_and_tools(body)
     return classify(
@@ -204,6 +215,23 @@ def _check_messages_and_tools(body: dict[str, Any]) -> bool:
             raise InvalidRequest(f"'{key}' must be an array.", param=key)
         has_tools = has_tools or bool(value)
     return has_tools
+
+
+def _check_responses(body: dict[str, Any], stream: bool) -> tuple[Operation, frozenset[Capability]]:
+    """/v1/responses: ``input`` a string or an array of objects, ``instructions`` a string,
+    ``tools`` an array (each may be null); the rest is judged where it is translated."""
+    value = body.get("input")
+    items_ok = isinstance(value, list) and all(isinstance(i, dict) for i in value)
+    if value is not None and not isinstance(value, str) and not items_ok:
+        raise InvalidRequest("'input' must be a string or an array of items.", param="input")
+    instructions = body.get("instructions")
+    if instructions is not None and not isinstance(instructions, str):
+        raise InvalidRequest("'instructions' must be a string.", param="instructions")
+    tools = body.get("tools")
+    if tools is not None and not isinstance(tools, list):
+        raise InvalidRequest("'tools' must be an array.", param="tools")
+    items = value if isinstance(value, list) else []
+    return classify("responses", stream=stream, has_tools=bool(tools), has_image=_has_image(items))
 
 
 def _has_image(messages: list[Any]) -> bool:

@@ -200,4 +200,5 @@ def _route(endpoint: Endpoint) -> Any:
 chat_completions = _route(Endpoint.CHAT)
 embeddings = _route(Endpoint.EMBEDDINGS)
 completions = _route(Endpoint.COMPLETIONS)
-PROXY_HANDLERS = [chat_completions, embeddings, completions]
+responses = _route(Endpoint.RESPONSES)
+PROXY_HANDLERS = [chat_completions, embeddings, completions, responses]

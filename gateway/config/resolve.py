@@ -90,6 +90,13 @@ def _provider(entry: ProviderSchema, path: str, problems: Problems) -> Provider:
         problems.add(child(path, "apiVersion"), "required for adapter 'azure_openai'")
     if entry.adapter is AdapterType.ANTHROPIC and api_version is None:
         api_version = ANTHROPIC_DEFAULT_VERSION
+    responses_api = entry.responses_api
+    if responses_api is None:
+        responses_api = entry.adapter in _NATIVE_RESPONSES
+    elif responses_api and entry.adapter in _NO_RESPONSES:
+        problems.add(
+            child(path, "responsesApi"), f"adapter '{entry.adapter}' offers no Responses API"
+        )
     return Provider(
         id=entry.id,
         adapter=entry.adapter,
@@ -100,7 +107,14 @@ def _provider(entry: ProviderSchema, path: str, problems: Problems) -> Provider:
         max_retries=entry.max_retries,
         stream_usage=entry.stream_usage,
         api_version=api_version,
+        responses_api=responses_api,
     )
+
+
+# Adapters whose API offers /responses (docs/responses.md); the others translate to chat.
+_NATIVE_RESPONSES = frozenset({AdapterType.OPENAI, AdapterType.AZURE_OPENAI})
+# Adapters that build their own requests: a native Responses call cannot reach them.
+_NO_RESPONSES = frozenset({AdapterType.ANTHROPIC, AdapterType.ECHO})
 
 
 def _is_http_url(value: str) -> bool:

@@ -187,6 +187,8 @@ class ProviderSchema(Section):
     timeout_seconds: Annotated[float, Gt(0)] = 120.0
     max_retries: NonNegInt = 2
     stream_usage: bool = True
+    # None: the adapter decides (openai and azure_openai offer the Responses API).
+    responses_api: bool | None = None
 
 
 class PriceSchema(Section):

@@ -27,6 +27,8 @@ class Operation(StrEnum):
     STREAM = "stream"
     EMBEDDING = "embedding"
     COMPLETION = "completion"
+    RESPONSES = "responses"  # POST /v1/responses, whole
+    RESPONSES_STREAM = "responses_stream"  # POST /v1/responses with stream: true
 
 
 class PolicyMode(StrEnum):
@@ -74,6 +76,8 @@ class Provider:
     max_retries: int = 2
     stream_usage: bool = True
     api_version: str | None = None  # azure_openai's api-version, anthropic's anthropic-version
+    # Offers OpenAI's Responses API: /v1/responses is forwarded as is, not translated to chat.
+    responses_api: bool = False
 
 
 @dataclass(frozen=True, slots=True)

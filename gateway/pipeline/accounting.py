@@ -69,4 +69,14 @@ def output_text_of(body: dict[str, Any]) -> str:
                 function = call.get("function") if isinstance(call, dict) else None
                 if isinstance(function, dict) and isinstance(function.get("arguments"), str):
                     parts.append(function["arguments"])
+    for item in body.get("output") or []:  # a /v1/responses answer
+        if not isinstance(item, dict):
+            continue
+        if isinstance(item.get("arguments"), str):
+            parts.append(item["arguments"])
+        for part in item.get("content") or []:
+            if isinstance(part, dict):
+                for key in ("text", "refusal"):
+                    if isinstance(part.get(key), str):
+                        parts.append(part[key])
     return "".join(parts)

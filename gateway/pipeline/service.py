@@ -171,7 +171,7 @@ class Pipeline:
         """Open the stream and read its first block (see ``open_checked``), with a tracker
         that counts the text as it goes and a decoder capped at one event's size."""
         chunks = await adapter.open_stream(call, ask_usage=True)
-        tracker = counting_tracker(self._counter, call.model.name)
+        tracker = counting_tracker(self._counter, call.model.name, call.endpoint)
         return await open_checked(chunks, tracker, self._config.server.max_upstream_event_bytes)
 
     async def _reserve(

@@ -27,9 +27,10 @@ from gateway.pipeline.context import CallContext, Target
 from gateway.pipeline.stream_open import OpenedStream, close_stream
 from gateway.pricing import cost
 from gateway.streaming.openai_stream import Observation, with_cost
+from gateway.streaming.responses_stream import ResponsesStreamTracker, with_response_cost
 from gateway.streaming.sse import EventTooLarge, RawEvent, encode_event
 from gateway.upstream.base import UpstreamError
-from gateway.upstream.error_body import stream_error_envelope
+from gateway.upstream.error_body import redact_json, stream_error_envelope
 from gateway.usage.estimate import (
     INLINE_CHARS,
     count_text_bounded,
@@ -75,24 +76,26 @@ class StreamRelay:
             await self._relay(emit)
             if self._invalid:
                 record.error_class = INVALID
-                await emit(_error_event(_NOT_JSON, INVALID))
+                await emit(self._error_event(_NOT_JSON, INVALID))
             elif self._tracker.error is not None:
                 record.error_class = "upstream_5xx"
             elif not (self._tracker.done or self._tracker.finish_reason):
                 record.error_class = "stream_cut"
                 message = "The upstream stream ended before it was complete."
-                await emit(_error_event(message, "stream_cut"))
+                await emit(self._error_event(message, "stream_cut"))
             else:
                 record.success = True
         except EventTooLarge as error:
             record.error_class = INVALID
             message = f"The upstream sent a stream event larger than {error.limit} bytes."
-            await emit(_error_event(message, INVALID))
+            await emit(self._error_event(message, INVALID))
         except UpstreamError as error:
             record.error_class = error.error_class  # oversize: invalid_upstream_response
             code = _STREAM_CODES.get(error.error_class, "stream_cut")
             broke = f"The upstream stream broke: {error.message}"
-            await emit(_error_event(_NOT_JSON if error.kind == "invalid_response" else broke, code))
+            await emit(
+                self._error_event(_NOT_JSON if error.kind == "invalid_response" else broke, code)
+            )
         except (asyncio.CancelledError, GeneratorExit):
             if self._tracker.done:  # the client hung up after the whole answer: a success
                 record.success = True
@@ -147,21 +150,46 @@ class StreamRelay:
             self._invalid = True
             return False
         if seen.error:
-            data = raw.event.data if raw.event is not None else ""
-            envelope = stream_error_envelope(seen.chunk, data, self.target.provider.api_key)
-            await emit(encode_event(_ENCODER.encode(envelope)))
+            await emit(self._upstream_error_event(raw, seen))
             return False
         if seen.usage_only and not self._include_usage:
             return True
         out = raw.raw
-        if seen.has_usage and self._include_usage and seen.chunk is not None:
+        responses = isinstance(self._tracker, ResponsesStreamTracker)
+        if seen.has_usage and (self._include_usage or responses) and seen.chunk is not None:
             amount = self._cost()
-            if amount is not None:
+            if amount is not None and responses:  # response.completed's usage gains it
+                out = with_response_cost(seen.chunk, amount)
+            elif amount is not None:
                 out = with_cost(seen.chunk, amount)
         if self.ctx.record.time_to_first_token_ms is None and seen.has_content:
             self.ctx.record.time_to_first_token_ms = self.ctx.elapsed_ms()
         await emit(out)
         return True
+
+    def _error_event(self, message: str, code: str) -> bytes:
+        """The event the gateway ends a broken stream with: an OpenAI error envelope, or on
+        /v1/responses the Responses API's ``error`` event, numbered after the last one."""
+        tracker = self._tracker
+        if isinstance(tracker, ResponsesStreamTracker):
+            return _responses_error(tracker, message, code)
+        return _error_event(message, code)
+
+    def _upstream_error_event(self, raw: RawEvent, seen: Observation) -> bytes:
+        """An upstream's error event as the client gets it, without the provider key."""
+        api_key = self.target.provider.api_key
+        data = raw.event.data if raw.event is not None else ""
+        tracker = self._tracker
+        if isinstance(tracker, ResponsesStreamTracker):
+            if seen.chunk is None:  # an ``event: error`` whose data is not JSON
+                return _responses_error(
+                    tracker, message="The upstream stream failed.", code="upstream_error"
+                )
+            name = raw.event.event if raw.event is not None else None
+            redacted = _ENCODER.encode(redact_json(seen.chunk, api_key))
+            return encode_event(redacted, name or str(seen.chunk.get("type") or "error"))
+        envelope = stream_error_envelope(seen.chunk, data, api_key)
+        return encode_event(_ENCODER.encode(envelope))
 
     async def _count_off_loop(self, text: str) -> None:
         """Count generated text in a counting thread, never on the loop."""
@@ -212,3 +240,14 @@ def _error_event(message: str, code: str) -> bytes:
         "error": {"message": message, "type": "api_error", "param": None, "code": code}
     }
     return encode_event(_ENCODER.encode(payload))
+
+
+def _responses_error(tracker: ResponsesStreamTracker, message: str, code: str) -> bytes:
+    payload = {
+        "type": "error",
+        "code": code,
+        "message": message,
+        "param": None,
+        "sequence_number": tracker.next_sequence_number(),
+    }
+    return encode_event(_ENCODER.encode(payload), "error")

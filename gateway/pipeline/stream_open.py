@@ -20,7 +20,9 @@ import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+from gateway.inbound import Endpoint
 from gateway.streaming.openai_stream import Observation, StreamUsageTracker
+from gateway.streaming.responses_stream import ResponsesStreamTracker
 from gateway.streaming.sse import EventTooLarge, RawEvent, SSEDecoder
 from gateway.upstream.base import UpstreamError
 from gateway.usage.tally import TokenTally
@@ -37,9 +39,15 @@ class OpenedStream:
     held: Held  # decoded and observed, not yet sent
 
 
-def counting_tracker(counter: TextCounter, model_name: str) -> StreamUsageTracker:
-    """A tracker whose tally counts the generated text with ``model_name``'s encoding."""
-    return StreamUsageTracker(TokenTally(lambda text: counter.count_text(text, model_name)))
+def counting_tracker(
+    counter: TextCounter, model_name: str, endpoint: Endpoint = Endpoint.CHAT
+) -> StreamUsageTracker:
+    """A tracker whose tally counts the generated text with ``model_name``'s encoding; for
+    ``/v1/responses`` one that reads the Responses API's typed events."""
+    tally = TokenTally(lambda text: counter.count_text(text, model_name))
+    if endpoint is Endpoint.RESPONSES:
+        return ResponsesStreamTracker(tally)
+    return StreamUsageTracker(tally)
 
 
 async def open_checked(

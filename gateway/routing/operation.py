@@ -6,7 +6,7 @@ from typing import Literal
 
 from gateway.domain.model import Capability, Operation
 
-Endpoint = Literal["chat", "embeddings", "completions"]  # /v1/chat/completions, ...
+Endpoint = Literal["chat", "embeddings", "completions", "responses"]  # /v1/chat/completions, ...
 
 
 def classify(
@@ -26,7 +26,9 @@ def classify(
         required.add(Capability.TOOLS)
     if has_image:
         required.add(Capability.VISION)
-    if stream:
+    if endpoint == "responses":  # its own operations: a history apart from chat's
+        operation = Operation.RESPONSES_STREAM if stream else Operation.RESPONSES
+    elif stream:
         operation = Operation.STREAM
     elif has_tools:
         operation = Operation.TOOLS
@@ -48,9 +50,11 @@ def required_for(operation: Operation) -> frozenset[Capability]:
         endpoint = "embeddings"
     elif operation is Operation.COMPLETION:
         endpoint = "completions"
+    elif operation in (Operation.RESPONSES, Operation.RESPONSES_STREAM):
+        endpoint = "responses"
     return classify(
         endpoint,
-        stream=operation is Operation.STREAM,
+        stream=operation in (Operation.STREAM, Operation.RESPONSES_STREAM),
         has_tools=operation is Operation.TOOLS,
         has_image=operation is Operation.VISION,
     )[1]

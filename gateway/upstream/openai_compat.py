@@ -12,10 +12,11 @@ import httpx
 import msgspec
 
 from gateway.domain.model import Provider
+from gateway.inbound import Endpoint
 from gateway.upstream.base import UpstreamCall, UpstreamError, UpstreamReply, kind_for_status
 from gateway.upstream.error_body import ErrorBody, openai_envelope, read_error_body
 from gateway.upstream.http import UpstreamHTTP, body_chunks, parse_url, timeout_for
-from gateway.usage.openai_usage import usage_from_openai
+from gateway.usage.openai_usage import usage_from_openai, usage_from_responses
 
 MAX_ERROR_BODY = 64 * 1024
 _ENCODER = msgspec.json.Encoder()
@@ -40,7 +41,9 @@ class OpenAICompatAdapter:
     def payload(self, call: UpstreamCall, ask_usage: bool) -> dict[str, Any]:
         body = dict(call.body)
         body["model"] = call.model.name
-        if call.stream and ask_usage and call.provider.stream_usage:
+        # The Responses API reports usage in its last event unasked (and has no such option).
+        responses = call.endpoint is Endpoint.RESPONSES
+        if call.stream and ask_usage and call.provider.stream_usage and not responses:
             options = body.get("stream_options")
             body["stream_options"] = {**(options if isinstance(options, dict) else {})}
             body["stream_options"]["include_usage"] = True
@@ -49,6 +52,8 @@ class OpenAICompatAdapter:
     async def complete(self, call: UpstreamCall) -> UpstreamReply:
         response = await self._send(call, ask_usage=False)
         body = await read_json_object(response, self._client.limits.body_bytes)
+        if call.endpoint is Endpoint.RESPONSES:
+            return _responses_reply(body)
         if "error" in body and "choices" not in body and "data" not in body:
             # Some upstreams report a failure after a 200 (it was sent before the work began).
             raise UpstreamError("invalid_response", "upstream answered an error with a 2xx status")
@@ -86,6 +91,19 @@ class OpenAICompatAdapter:
         return await send_json(
             self._client, call, self.url(call), self.headers(call), self.payload(call, ask_usage)
         )
+
+
+def _responses_reply(body: dict[str, Any]) -> UpstreamReply:
+    """A native ``Response``; one that failed (``error`` set) or has no ``output`` is
+    unusable, like a chat answer without choices."""
+    if body.get("error") is not None or not isinstance(body.get("output"), list):
+        raise UpstreamError("invalid_response", "upstream answered no usable response")
+    model = body.get("model")
+    return UpstreamReply(
+        body=body,
+        usage=usage_from_responses(body.get("usage")),
+        response_model=model if isinstance(model, str) else None,
+    )
 
 
 # How an adapter turns an upstream error body into (status for the client, envelope).
@@ -247,6 +265,8 @@ class AzureOpenAIAdapter(OpenAICompatAdapter):
 
     def url(self, call: UpstreamCall) -> str:
         base = call.provider.base_url.rstrip("/")
+        if call.endpoint is Endpoint.RESPONSES:  # no deployment in the path: it is `model`
+            return f"{base}/openai/responses?api-version={call.provider.api_version}"
         return (
             f"{base}/openai/deployments/{call.model.name}/{call.endpoint.value}"
             f"?api-version={call.provider.api_version}"

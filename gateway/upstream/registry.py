@@ -8,6 +8,7 @@ from gateway.upstream.base import Adapter
 from gateway.upstream.echo import EchoAdapter
 from gateway.upstream.http import UpstreamHTTP
 from gateway.upstream.openai_compat import AzureOpenAIAdapter, OpenAICompatAdapter
+from gateway.upstream.responses_bridge import ResponsesBridge
 
 
 class AdapterRegistry:
@@ -17,6 +18,12 @@ class AdapterRegistry:
         self._adapters[AdapterType.AZURE_OPENAI] = AzureOpenAIAdapter(client)
         self._adapters[AdapterType.ANTHROPIC] = AnthropicAdapter(client)
         self._adapters[AdapterType.ECHO] = EchoAdapter()
+        # /v1/responses: native where the provider offers it, else translated to chat.
+        bridges: dict[int, Adapter] = {}
+        for kind, adapter in self._adapters.items():
+            if id(adapter) not in bridges:
+                bridges[id(adapter)] = ResponsesBridge(adapter, client.limits.event_bytes)
+            self._adapters[kind] = bridges[id(adapter)]
 
     def for_type(self, adapter: AdapterType) -> Adapter:
         return self._adapters[adapter]

@@ -56,3 +56,27 @@ def usage_from_openai(usage: Mapping[str, Any] | None) -> Usage | None:
         cache_read_tokens=cache_read,
         cache_write_tokens=cache_write,
     )
+
+
+def usage_from_responses(usage: Mapping[str, Any] | None) -> Usage | None:
+    """The Responses API's ``usage``: ``input_tokens`` → input, ``output_tokens`` → output,
+    ``input_tokens_details.cached_tokens`` (and ``cache_write_tokens``) → cache reads
+    (writes). Without an integer ``input_tokens`` it is no usage at all."""
+    if not isinstance(usage, Mapping):
+        return None
+    prompt = _count(usage.get("input_tokens"))
+    if prompt is None:
+        return None
+    output = _count(usage.get("output_tokens")) or 0
+    details = usage.get("input_tokens_details")
+    cached = written = 0
+    if isinstance(details, Mapping):
+        cached = _count(details.get("cached_tokens")) or 0
+        written = _count(details.get("cache_write_tokens")) or 0
+    cache_read = min(cached, prompt)
+    return Usage(
+        input_tokens=prompt,
+        output_tokens=output,
+        cache_read_tokens=cache_read,
+        cache_write_tokens=min(written, prompt - cache_read),
+    )

@@ -254,10 +254,13 @@ def count_request_tokens(
 ) -> int:
     """Estimated prompt tokens of a request body.
 
-    ``embedding`` counts ``input``, ``completion`` counts ``prompt``, anything else
-    (chat, tools, vision, stream) counts ``messages`` (and ``tools``) as chat.
+    ``embedding`` counts ``input``, ``completion`` counts ``prompt``, ``responses`` counts
+    ``instructions``, ``input`` (and ``tools``) of /v1/responses, anything else (chat,
+    tools, vision, stream) counts ``messages`` (and ``tools``) as chat.
     """
     kind = operation_kind.lower()
+    if kind in ("responses", "responses_stream"):
+        return _count_responses(counter, body, model_name)
     if kind in ("embedding", "embeddings"):
         return _count_prompt(counter, body.get("input"), model_name)
     if kind in ("completion", "completions"):
@@ -303,6 +306,44 @@ def _count_chat(counter: TextCounter, body: Mapping[str, Any], model_name: str) 
         # The upstream renders tool schemas its own way; their JSON is a fair proxy.
         total += counter.count_text(_json_text(tools), model_name)
     return total
+
+
+def _count_responses(counter: TextCounter, body: Mapping[str, Any], model_name: str) -> int:
+    """/v1/responses: ``instructions`` and each ``input`` item framed as a chat message is
+    (a string ``input`` is one user message), plus the tools' JSON."""
+    total = TOKENS_REPLY_PRIMING
+    instructions = body.get("instructions")
+    if isinstance(instructions, str):
+        total += TOKENS_PER_MESSAGE + counter.count_text(instructions, model_name)
+    items = body.get("input")
+    if isinstance(items, str):
+        total += TOKENS_PER_MESSAGE + counter.count_text(items, model_name)
+    elif isinstance(items, list):
+        for item in items:
+            if isinstance(item, Mapping):
+                total += TOKENS_PER_MESSAGE
+                total += sum(counter.count_text(t, model_name) for t in _item_texts(item))
+    tools = body.get("tools")
+    if isinstance(tools, list) and tools:
+        total += counter.count_text(_json_text(tools), model_name)
+    return total
+
+
+def _item_texts(item: Mapping[str, Any]) -> Iterable[str]:
+    """The texts of one Responses input item: a message's, a function call's name and
+    arguments, a function call output."""
+    for key in ("role", "name", "arguments"):
+        value = item.get(key)
+        if isinstance(value, str):
+            yield value
+    for key in ("content", "output"):
+        value = item.get(key)
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, list):
+            for part in value:
+                if isinstance(part, Mapping) and isinstance(part.get("text"), str):
+                    yield part["text"]
 
 
 def _json_text(value: Any) -> str:

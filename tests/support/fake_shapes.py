@@ -29,6 +29,10 @@ class Behavior:
     cut_after: int | None = None  # stream: drop the connection after N content chunks
     hang_seconds: float = 0.0  # sleep before answering anything (timeouts)
     tool_call: bool = False
+    # With tool_call: call the tool (and say nothing else) until the request carries a
+    # tool's result (an agent's loop: call, then answer with the result), then answer
+    # ``content``.
+    tool_call_until_result: bool = False
     chunk_delay_ms: float = 0.0  # stream: pause between chunks
     raw_answer: bytes | None = None  # answered as is with status 200 (e.g. not JSON)
     # Too large to hold: a whole answer this many bytes long (chunked, no length), or in a
@@ -103,3 +107,20 @@ async def send_padding(response: web.StreamResponse, head: bytes, size: int) -> 
 
 async def send_event(response: web.StreamResponse, name: str, payload: dict[str, Any]) -> None:
     await response.write(f"event: {name}\ndata: {json.dumps(payload)}\n\n".encode())
+
+
+def has_tool_result(body: dict[str, Any]) -> bool:
+    """A chat ``tool`` message, an Anthropic ``tool_result`` block, a Responses
+    ``function_call_output`` item."""
+    for message in body.get("messages") or []:
+        if message.get("role") == "tool":
+            return True
+        content = message.get("content")
+        if isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+        ):
+            return True
+    items = body.get("input")
+    return isinstance(items, list) and any(
+        isinstance(i, dict) and i.get("type") == "function_call_output" for i in items
+    )

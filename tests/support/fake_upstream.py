@@ -1,13 +1,15 @@
 """A small real HTTP server that plays OpenAI-compatible, Azure and Anthropic upstreams.
 
 Tests script it per model name (``FakeUpstream.behave``): latency, failures,
-Retry-After, usage reported or not, SSE streams and mid-stream cuts. It records
+Retry-After, usage reported or not, SSE streams and mid-stream cuts; OpenAI's Responses
+API too (``fake_responses``). It records
 every request it received.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections import Counter
 from typing import Any
@@ -15,9 +17,11 @@ from typing import Any
 from aiohttp import web
 
 from tests.support.fake_anthropic import AnthropicRoutes
+from tests.support.fake_responses import ResponsesRoutes
 from tests.support.fake_shapes import (
     Behavior,
     Received,
+    has_tool_result,
     raw_failure,
     send_data,
     send_padding,
@@ -27,7 +31,7 @@ from tests.support.fake_shapes import (
 from tests.support.servers import LoopThread, loopback_socket
 
 
-class FakeUpstream(AnthropicRoutes):
+class FakeUpstream(AnthropicRoutes, ResponsesRoutes):
     def __init__(self) -> None:
         self.behaviors: dict[str, Behavior] = {}
         self.received: list[Received] = []
@@ -66,6 +70,8 @@ class FakeUpstream(AnthropicRoutes):
         app.router.add_post("/v1/embeddings", self._embeddings)
         app.router.add_post("/openai/deployments/{deployment}/chat/completions", self._chat)
         app.router.add_post("/anthropic/v1/messages", self._anthropic)
+        app.router.add_post("/v1/responses", self._responses)
+        app.router.add_post("/openai/responses", self._responses)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.SockSite(self._runner, self._sock)
@@ -85,6 +91,12 @@ class FakeUpstream(AnthropicRoutes):
         )
         self.calls[model] += 1
         behavior = self.behaviors.get(model) or Behavior()
+        if behavior.tool_call and behavior.tool_call_until_result:
+            # The call says nothing but the call; the answer after the result, only text.
+            done = has_tool_result(body)
+            behavior = dataclasses.replace(
+                behavior, tool_call=not done, content=behavior.content if done else ""
+            )
         if behavior.hang_seconds:
             await asyncio.sleep(behavior.hang_seconds)
         if behavior.latency_ms:
@@ -231,8 +243,20 @@ class FakeUpstream(AnthropicRoutes):
                 return response
             if behavior.chunk_delay_ms:
                 await asyncio.sleep(behavior.chunk_delay_ms / 1000.0)
+        finish = "stop"
+        if chat and behavior.tool_call:  # then one call to lookup, its arguments in pieces
+            call = {"index": 0, "id": "call_1", "type": "function"}
+            head = {**call, "function": {"name": "lookup", "arguments": ""}}
+            deltas = [head] + [
+                {"index": 0, "function": {"arguments": piece}}
+                for piece in behavior.tool_json_pieces
+            ]
+            for delta in deltas:
+                choice = {"index": 0, "delta": {"tool_calls": [delta]}, "finish_reason": None}
+                await send_data(response, {**base, "object": obj, "choices": [choice]})
+            finish = "tool_calls"
         last: dict[str, Any] = (
-            {"index": 0, "delta": {}, "finish_reason": "stop"}
+            {"index": 0, "delta": {}, "finish_reason": finish}
             if chat
             else {"index": 0, "text": "", "finish_reason": "stop"}
         )

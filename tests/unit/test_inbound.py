@@ -87,3 +87,52 @@ def test_a_null_max_completion_tokens_does_not_hide_max_tokens() -> None:
 def test_embeddings_are_not_checked_for_generation_bounds() -> None:
     body = {"model": "embed", "input": "x", "max_tokens": 0}
     assert parse_inbound(Endpoint.EMBEDDINGS, msgspec.json.encode(body)).max_tokens == 0
+
+
+def test_responses_have_their_own_operations_and_need_what_their_content_needs() -> None:
+    from gateway.domain.model import Capability, Operation
+
+    image = {"type": "input_image", "image_url": "https://x/y.png"}
+    plain = _parse(Endpoint.RESPONSES, {"model": "m", "input": "Hi", "max_output_tokens": 9})
+    assert (plain.operation, plain.required) == (Operation.RESPONSES, {Capability.CHAT})
+    assert plain.max_tokens == 9
+    assert plain.count_kind == "responses"
+    rich = _parse(
+        Endpoint.RESPONSES,
+        {
+            "model": "m",
+            "stream": True,
+            "tools": [{"type": "function", "name": "f"}],
+            "input": [{"role": "user", "content": [image]}],
+            "max_tokens": 5,  # chat's name: not a Responses bound
+        },
+    )
+    assert rich.operation is Operation.RESPONSES_STREAM
+    assert rich.required == {Capability.CHAT, Capability.TOOLS, Capability.VISION}
+    assert rich.max_tokens is None
+
+
+@pytest.mark.parametrize(
+    ("body", "param"),
+    [
+        ({"input": 3}, "input"),
+        ({"input": ["a string item"]}, "input"),
+        ({"input": "x", "instructions": ["x"]}, "instructions"),
+        ({"input": "x", "tools": {}}, "tools"),
+        ({"input": "x", "max_output_tokens": 0}, "max_output_tokens"),
+        ({"input": "x", "max_output_tokens": MAX_TOKENS_BOUND + 1}, "max_output_tokens"),
+    ],
+)
+def test_responses_refuse_what_the_gateway_reads_when_mistyped(
+    body: dict[str, Any], param: str
+) -> None:
+    with pytest.raises(InvalidRequest) as info:
+        _parse(Endpoint.RESPONSES, {"model": "m", **body})
+    assert info.value.param == param
+
+
+def test_every_operation_fits_the_telemetry_column() -> None:
+    from gateway.db.tables import OPERATION_LEN
+    from gateway.domain.model import Operation
+
+    assert max(len(operation.value) for operation in Operation) <= OPERATION_LEN

@@ -102,3 +102,21 @@ def test_upstream_read_caps_are_set_in_the_server_section() -> None:
     config = load(MINIMAL + "server: {maxUpstreamBodyBytes: 1048576, maxUpstreamEventBytes: 65536}")
     assert config.server.max_upstream_body_bytes == 1048576
     assert config.server.max_upstream_event_bytes == 65536
+
+
+def test_only_openai_and_azure_offer_the_responses_api_unless_told() -> None:
+    config = load(
+        """
+        providers:
+          - {id: oa, adapter: openai, baseUrl: "http://127.0.0.1:1/v1"}
+          - {id: az, adapter: azure_openai, baseUrl: "http://127.0.0.1:1", apiVersion: v}
+          - {id: local, adapter: ollama, baseUrl: "http://127.0.0.1:1/v1"}
+          - {id: vllm, adapter: custom, baseUrl: "http://127.0.0.1:1/v1", responsesApi: true}
+          - {id: old, adapter: openai, baseUrl: "http://127.0.0.1:1/v1", responsesApi: false}
+          - {id: claude, adapter: anthropic, baseUrl: "http://127.0.0.1:1/v1"}
+        models:
+          - {id: m1, provider: oa}
+        """
+    )
+    native = {pid for pid, provider in config.providers.items() if provider.responses_api}
+    assert native == {"oa", "az", "vllm"}

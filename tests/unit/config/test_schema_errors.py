@@ -294,3 +294,18 @@ def test_ids_may_carry_the_punctuation_model_names_use() -> None:
         """
     )
     assert config.configurations["c"].model == "meta-llama/Llama-3.1-70b@v2:fast"
+
+
+def test_responses_api_is_refused_for_adapters_that_build_their_own_requests() -> None:
+    text = """
+providers:
+  - {id: claude, adapter: anthropic, baseUrl: "http://127.0.0.1:1/v1", responsesApi: true}
+  - {id: demo, adapter: echo, responsesApi: true}
+  - {id: fine, adapter: anthropic, baseUrl: "http://127.0.0.1:1/v1", responsesApi: false}
+models:
+  - {id: m1, provider: demo}
+"""
+    assert problems_of(text) == [
+        "providers[0].responsesApi: adapter 'anthropic' offers no Responses API",
+        "providers[1].responsesApi: adapter 'echo' offers no Responses API",
+    ]

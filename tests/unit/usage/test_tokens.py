@@ -312,3 +312,23 @@ def test_a_test_needing_exact_counts_fails_naming_tiktoken_and_the_variable(
     message = str(failed.value)
     assert "tiktoken" in message and f"TIKTOKEN_CACHE_DIR={no_encodings}" in message
     assert "cl100k_base, o200k_base" in message and "gateway tokenizer fetch" in message
+
+
+def test_responses_count_instructions_input_items_and_tools() -> None:
+    from gateway.usage.tokens import CharEstimateCounter, count_request_tokens
+
+    counter = CharEstimateCounter()  # ceil(len / 4): easy to check by hand
+    body = {
+        "instructions": "abcdefgh",  # 2
+        "input": [
+            {"role": "user", "content": [{"type": "input_text", "text": "abcd"}]},  # 1 + 1
+            {"type": "function_call", "name": "look", "arguments": "{}"},  # 1 + 1
+            {"type": "function_call_output", "call_id": "c", "output": "abcdefgh"},  # 2
+        ],
+        "tools": [{"type": "function", "name": "f"}],
+    }
+    tools = (len('[{"type":"function","name":"f"}]') + 3) // 4
+    # Reply priming 3, and 3 per message: instructions and each item.
+    expected = 3 + (3 + 2) + (3 + 1 + 1) + (3 + 1 + 1) + (3 + 2) + tools
+    assert count_request_tokens(counter, body, "responses", "m") == expected
+    assert count_request_tokens(counter, {"input": "abcd"}, "responses", "m") == 3 + 3 + 1

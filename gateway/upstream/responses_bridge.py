@@ -1,0 +1,161 @@
+"""``/v1/responses`` for every provider: forwarded as is where the provider offers the
+Responses API (``providers[].responsesApi``), else translated to Chat Completions and
+served by the provider's own adapter (the Anthropic one translating further).
+
+The bridge wraps each adapter; chat, embeddings and completions calls pass through it
+untouched. What cannot be translated is refused before anything is sent: a 400
+``unsupported_parameter`` naming the parameter, relayed like an upstream 400 (not
+retried, no fallback: the request itself asks for what this route cannot give).
+See docs/responses.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any
+
+import msgspec
+
+from gateway.domain.errors import error_type_for
+from gateway.inbound import Endpoint
+from gateway.responses.answer import to_response
+from gateway.responses.request import Unsupported, to_chat
+from gateway.responses.stream import Event, ResponsesStreamWriter
+from gateway.streaming.openai_stream import DONE_SENTINEL
+from gateway.streaming.sse import EventTooLarge, SSEDecoder, encode_event
+from gateway.upstream.base import Adapter, UpstreamCall, UpstreamError, UpstreamReply
+from gateway.upstream.error_body import redact_json
+
+_ENCODER = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder()
+
+
+class ResponsesBridge:
+    def __init__(self, inner: Adapter, max_event_bytes: int) -> None:
+        self._inner = inner
+        self._max_event_bytes = max_event_bytes
+
+    async def complete(self, call: UpstreamCall) -> UpstreamReply:
+        if not translates(call):
+            return await self._inner.complete(call)
+        reply = await self._inner.complete(chat_call(call))
+        body = to_response(reply.body, call.body, reply.usage, int(time.time()))
+        return UpstreamReply(body=body, usage=reply.usage, response_model=reply.response_model)
+
+    async def open_stream(self, call: UpstreamCall, ask_usage: bool) -> AsyncIterator[bytes]:
+        if not translates(call):
+            return await self._inner.open_stream(call, ask_usage)
+        chunks = await self._inner.open_stream(chat_call(call), ask_usage=True)
+        writer = ResponsesStreamWriter(call.body, int(time.time()), "")
+        return _events(chunks, writer, self._max_event_bytes, call.provider.api_key)
+
+
+def translates(call: UpstreamCall) -> bool:
+    return call.endpoint is Endpoint.RESPONSES and not call.provider.responses_api
+
+
+def chat_call(call: UpstreamCall) -> UpstreamCall:
+    """The chat call serving a Responses call, or the 400 for what cannot be translated."""
+    try:
+        body = to_chat(call.body, call.provider.id)
+    except Unsupported as refused:
+        envelope = {
+            "error": {
+                "message": refused.message,
+                "type": error_type_for(400),
+                "param": refused.param,
+                "code": "unsupported_parameter",
+            }
+        }
+        raise UpstreamError(
+            "http_4xx", refused.message, status=400, body=_ENCODER.encode(envelope)
+        ) from refused
+    return dataclasses.replace(call, endpoint=Endpoint.CHAT, body=body)
+
+
+async def _events(
+    chunks: AsyncIterator[bytes],
+    writer: ResponsesStreamWriter,
+    max_event_bytes: int,
+    api_key: str | None,
+) -> AsyncGenerator[bytes, None]:
+    """Chat SSE in, Responses SSE out. Nothing is sent before the first chat event is read
+    whole, so a stream that opens badly can still fall back."""
+    decoder = SSEDecoder(max_event_bytes)
+    try:
+        async for chunk in chunks:
+            out: list[Event] = []
+            for event in decoder.feed(chunk):
+                if _translate(writer, event.event, event.data, out, api_key):
+                    yield _encode(out)
+                    return
+            if out:
+                yield _encode(out)
+        if writer.finish_reason is None:
+            raise UpstreamError("stream_cut", "the upstream stream ended before it was complete")
+        yield _encode(writer.finish())  # finished, though without [DONE]
+    except EventTooLarge as exc:
+        raise UpstreamError(
+            "oversize", f"an upstream stream event exceeds {exc.limit} bytes"
+        ) from exc
+    finally:
+        aclose = getattr(chunks, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+def _translate(
+    writer: ResponsesStreamWriter,
+    name: str | None,
+    data: str,
+    out: list[Event],
+    api_key: str | None,
+) -> bool:
+    """One chat event's Responses events appended to ``out``; True when the stream ends."""
+    if data.strip() == DONE_SENTINEL:
+        if not writer.started:
+            out.extend(writer.start())
+        out.extend(writer.finish())
+        return True
+    try:
+        chunk: Any = _decoder.decode(data)
+    except (msgspec.DecodeError, RecursionError):
+        chunk = None
+    if not isinstance(chunk, dict):
+        if name == "error":
+            chunk = {"error": {"message": data}}
+        else:
+            raise UpstreamError("invalid_response", "upstream sent an event that is not JSON")
+    error = chunk.get("error")
+    failed = error is not None or name == "error"
+    if failed and not writer.started:  # nothing sent yet: another attempt may answer
+        envelope = redact_json({"error": error if isinstance(error, dict) else chunk}, api_key)
+        raise UpstreamError(
+            "http_5xx",
+            "upstream stream failed at once",
+            status=502,
+            body=_ENCODER.encode(envelope),
+        )
+    if not writer.started:
+        out.extend(writer.start())
+    if failed:
+        details = redact_json(error if isinstance(error, dict) else chunk, api_key)
+        message = details.get("message") if isinstance(details, dict) else None
+        code = details.get("code") if isinstance(details, dict) else None
+        param = details.get("param") if isinstance(details, dict) else None
+        out.append(
+            writer.error(
+                code=code if isinstance(code, str) else None,
+                message=message if isinstance(message, str) else "The upstream stream failed.",
+                param=param if isinstance(param, str) else None,
+            )
+        )
+        return True
+    out.extend(writer.feed(chunk))
+    return False
+
+
+def _encode(events: list[Event]) -> bytes:
+    return b"".join(encode_event(_ENCODER.encode(e), e["type"]) for e in events)

@@ -1,0 +1,182 @@
+"""Agent frameworks in their default setup call POST /v1/responses: pydantic-ai's
+``Agent('openai:…')`` (its OpenAIResponsesModel) and openai-agents' default model, each
+running a tool loop through the gateway, offline against the fake upstreams: natively to
+the fake OpenAI Responses API, translated for an OpenAI-compatible provider and for
+Anthropic."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import openai
+import pytest
+from agents import Agent as OpenAIAgent
+from agents import (
+    Runner,
+    function_tool,
+    set_default_openai_api,
+    set_default_openai_client,
+    set_tracing_disabled,
+)
+from pydantic_ai import Agent
+from pydantic_ai.models.openai import OpenAIResponsesModel
+
+from tests.support.fake_upstream import FakeUpstream
+from tests.support.gateway import TEST_KEY, RunningGateway, gateway_yaml
+
+UPSTREAM_MODELS = ("small-model", "compat-small", "claude-haiku")
+CONFIGURATIONS = ["chat", "translated", "claude-chat"]
+
+
+@pytest.fixture
+def gateway(upstream: FakeUpstream, sqlite_url: str) -> Iterator[RunningGateway]:
+    running = RunningGateway(
+        gateway_yaml(
+            upstream.url,
+            sqlite_url,
+            providers=f"""
+  - {{id: compat, adapter: custom, baseUrl: "{upstream.url}/v1", maxRetries: 0}}
+  - {{id: claude, adapter: anthropic, baseUrl: "{upstream.url}/anthropic/v1",
+     apiKey: "sk-ant-test", maxRetries: 0}}""",
+            models="""
+  - {id: compat-model, provider: compat, name: compat-small, capabilities: [chat, tools],
+     price: {input: 0.50, output: 1.50}}
+  - {id: haiku, provider: claude, name: claude-haiku, capabilities: [chat, tools],
+     price: {input: 1.00, output: 5.00}}""",
+            configurations="""
+  - {id: translated, mode: fixed, model: compat-model}
+  - {id: claude-chat, mode: fixed, model: haiku}""",
+        )
+    )
+    yield running
+    running.stop()
+
+
+def _agent_loop(upstream: FakeUpstream) -> None:
+    """Every fake model calls ``lookup`` until it gets the result, then answers."""
+    for model in UPSTREAM_MODELS:
+        upstream.behave(
+            model,
+            tool_call=True,
+            tool_call_until_result=True,
+            content="x means ex.",
+            prompt_tokens=100,
+            completion_tokens=10,
+        )
+
+
+def _assert_loop_recorded(gateway: RunningGateway, operation: str) -> None:
+    rows = gateway.rows(expect=2)
+    assert [r["operation"] for r in rows] == [operation, operation]
+    assert all(r["success"] and r["actual_cost"] is not None for r in rows)
+
+
+@pytest.mark.parametrize("configuration", CONFIGURATIONS)
+def test_pydantic_ai_default_openai_model_runs_a_tool_loop(
+    gateway: RunningGateway,
+    upstream: FakeUpstream,
+    monkeypatch: pytest.MonkeyPatch,
+    configuration: str,
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{gateway.url}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    _agent_loop(upstream)
+    agent = Agent(f"openai:{configuration}")
+    assert isinstance(agent.model, OpenAIResponsesModel)
+    looked_up: list[str] = []
+
+    @agent.tool_plain
+    def lookup(q: str) -> str:
+        """Look a word up."""
+        looked_up.append(q)
+        return "ex"
+
+    result = agent.run_sync("What does x mean?")
+    assert result.output == "x means ex."
+    assert looked_up == ["x"]
+    assert result.usage.input_tokens == 200
+    _assert_loop_recorded(gateway, "responses")
+
+
+@pytest.mark.parametrize("configuration", CONFIGURATIONS)
+def test_pydantic_ai_streams_through_the_gateway(
+    gateway: RunningGateway,
+    upstream: FakeUpstream,
+    monkeypatch: pytest.MonkeyPatch,
+    configuration: str,
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{gateway.url}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    _agent_loop(upstream)
+    agent = Agent(f"openai:{configuration}")
+
+    @agent.tool_plain
+    def lookup(q: str) -> str:
+        """Look a word up."""
+        return "ex"
+
+    async def run() -> list[str]:
+        async with agent.run_stream("What does x mean?") as streamed:
+            return [text async for text in streamed.stream_text(delta=True)]
+
+    pieces = asyncio.run(run())
+    assert "".join(pieces) == "x means ex."
+    _assert_loop_recorded(gateway, "responses_stream")
+
+
+@pytest.fixture
+def openai_agents_client(gateway: RunningGateway) -> Iterator[openai.AsyncOpenAI]:
+    """openai-agents' default model (the Responses API) on the gateway, without tracing
+    (which would export to OpenAI)."""
+    client = openai.AsyncOpenAI(base_url=f"{gateway.url}/v1", api_key=TEST_KEY, max_retries=0)
+    set_tracing_disabled(True)
+    set_default_openai_api("responses")
+    set_default_openai_client(client, use_for_tracing=False)
+    yield client
+
+
+@function_tool
+def lookup(q: str) -> str:
+    """Look a word up."""
+    return "ex"
+
+
+@pytest.mark.parametrize("configuration", CONFIGURATIONS)
+def test_openai_agents_default_model_runs_a_tool_loop(
+    gateway: RunningGateway,
+    upstream: FakeUpstream,
+    openai_agents_client: openai.AsyncOpenAI,
+    configuration: str,
+) -> None:
+    _agent_loop(upstream)
+    agent = OpenAIAgent(
+        name="helper", instructions="Use the tool.", tools=[lookup], model=configuration
+    )
+    result = Runner.run_sync(agent, "What does x mean?")
+    assert result.final_output == "x means ex."
+    _assert_loop_recorded(gateway, "responses")
+    sent = [r for r in upstream.received if r.body.get("model") in UPSTREAM_MODELS]
+    assert len(sent) == 2
+
+
+@pytest.mark.parametrize("configuration", CONFIGURATIONS)
+def test_openai_agents_streams_through_the_gateway(
+    gateway: RunningGateway,
+    upstream: FakeUpstream,
+    openai_agents_client: openai.AsyncOpenAI,
+    configuration: str,
+) -> None:
+    _agent_loop(upstream)
+    agent = OpenAIAgent(
+        name="helper", instructions="Use the tool.", tools=[lookup], model=configuration
+    )
+
+    async def run() -> str:
+        streamed = Runner.run_streamed(agent, "What does x mean?")
+        async for _ in streamed.stream_events():
+            pass
+        return str(streamed.final_output)
+
+    assert asyncio.run(run()) == "x means ex."
+    _assert_loop_recorded(gateway, "responses_stream")
