@@ -239,7 +239,6 @@ def _serve(args: argparse.Namespace) -> int:
         from gateway.api.workers import run_workers
 
         os.environ[CONFIG_ENV] = str(config_file)
-        os.environ["GATEWAY_BIND_HOST"] = host
         run_workers(
             "gateway.api.factory:app_from_env",
             factory=True,

@@ -39,9 +39,6 @@ def cost(usage: Usage, price: Price | None) -> Decimal | None:
         return total.scaleb(-6)
 
 
-compute_cost = cost  # the name DESIGN.md borrows from TensorZero
-
-
 def format_usd(value: Decimal) -> str:
     """A plain decimal string (never an exponent), trailing zeros trimmed.
 

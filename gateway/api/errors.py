@@ -1,4 +1,9 @@
-"""One exception-to-response mapper: every error answers OpenAI's envelope, never a traceback."""
+"""Litestar's exception handlers: every error answers OpenAI's envelope, never a traceback.
+
+The mapping itself is ``gateway.domain.errors.as_gateway_error`` (the one mapper, shared with
+the proxied endpoints); Litestar's own HTTP exceptions become the error tree's classes here,
+the one place that knows them.
+"""
 
 from __future__ import annotations
 
@@ -8,36 +13,65 @@ from typing import Any
 from litestar import Request, Response
 from litestar.exceptions import HTTPException
 
-from gateway.domain.errors import GatewayError, error_type_for
+from gateway.domain.errors import (
+    GatewayError,
+    InternalError,
+    InvalidRequest,
+    MethodNotAllowed,
+    NotFound,
+    RequestTooLarge,
+    as_gateway_error,
+)
 
 log = logging.getLogger(__name__)
 
-_CODES = {404: "not_found", 405: "method_not_allowed", 413: "request_too_large"}
+# Litestar's statuses that have a class of their own in the error tree.
+_BY_STATUS: dict[int, type[GatewayError]] = {
+    404: NotFound,
+    405: MethodNotAllowed,
+    413: RequestTooLarge,
+}
 
 
-def _envelope(status: int, message: str, code: str) -> dict[str, Any]:
-    return {
-        "error": {"message": message, "type": error_type_for(status), "param": None, "code": code}
-    }
+class _HttpRefusal(InvalidRequest):
+    """Any other 4xx of the HTTP layer: its own status, code ``invalid_request``."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self._status = status
+
+    @property
+    def http_status(self) -> int:
+        return self._status
+
+
+def from_http_exception(exc: HTTPException) -> GatewayError:
+    status = exc.status_code
+    message = str(exc.detail)
+    known = _BY_STATUS.get(status)
+    if known is not None:
+        return known(message)
+    if status >= 500:
+        return InternalError(message)
+    return _HttpRefusal(message, status)
+
+
+def _response(error: GatewayError) -> Response[dict[str, Any]]:
+    return Response(error.envelope(), status_code=error.http_status, headers=error.headers())
 
 
 def gateway_error(_: Request[Any, Any, Any], exc: GatewayError) -> Response[dict[str, Any]]:
-    return Response(exc.envelope(), status_code=exc.http_status, headers=exc.headers())
+    return _response(exc)
 
 
 def http_error(_: Request[Any, Any, Any], exc: HTTPException) -> Response[dict[str, Any]]:
-    status = exc.status_code
-    code = _CODES.get(status, "invalid_request" if status < 500 else "internal_error")
-    return Response(_envelope(status, str(exc.detail), code), status_code=status)
+    return _response(from_http_exception(exc))
 
 
 def unexpected_error(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
     # The type only: messages of unexpected errors can carry request data.
     log.error("unhandled %s on %s", type(exc).__name__, request.url.path)
-    return Response(
-        _envelope(500, "The gateway failed to handle the request.", "internal_error"),
-        status_code=500,
-    )
+    return _response(as_gateway_error(exc))
 
 
 EXCEPTION_HANDLERS: dict[Any, Any] = {

@@ -21,10 +21,11 @@ from gateway.domain.errors import (
     AuthenticationFailed,
     GatewayError,
     InvalidRequest,
+    MethodNotAllowed,
     RequestTooLarge,
 )
 from gateway.inbound import Endpoint, parse_inbound
-from gateway.pipeline.service import Answer, StreamAnswer
+from gateway.pipeline.service import Answer, StreamAnswer, error_answer
 from gateway.runtime import Runtime
 from gateway.telemetry.access import log_refused
 
@@ -94,10 +95,6 @@ async def send_answer(send: Send, answer: Answer, request_id: str) -> None:
     await send({"type": "http.response.body", "body": answer.body, "more_body": False})
 
 
-def error_answer(error: GatewayError) -> Answer:
-    return Answer(error.http_status, _ENCODER.encode(error.envelope()), error.headers())
-
-
 async def _refuse(
     scope: Scope, send: Send, answer: Answer, request_id: str, endpoint: Endpoint, started: float
 ) -> None:
@@ -112,10 +109,8 @@ async def _proxy(endpoint: Endpoint, scope: Scope, receive: Receive, send: Send)
     started = time.perf_counter()
     request_id = correlation_id(scope)
     if scope.get("method") != "POST":
-        error = InvalidRequest(f"Use POST for /v1/{endpoint.value}.")
-        answer = error_answer(error)
-        answer.status = 405
-        await _refuse(scope, send, answer, request_id, endpoint, started)
+        refusal = MethodNotAllowed(f"Use POST for /v1/{endpoint.value}.")
+        await _refuse(scope, send, error_answer(refusal), request_id, endpoint, started)
         return
     # One configuration for the whole call: a reload meanwhile serves the next one.
     serving = _runtime(scope).serving

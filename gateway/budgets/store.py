@@ -32,6 +32,7 @@ from gateway.budgets.figures import NOTHING, Amounts
 from gateway.budgets.windows import BudgetLine, CounterKey
 from gateway.db.budget_tables import budget_counters, budget_reservations
 from gateway.db.failures import is_connection_failure
+from gateway.domain.errors import GatewayException
 
 Owed = Mapping[CounterKey, Amounts]
 
@@ -48,7 +49,7 @@ class Hold:
     amounts: Amounts
 
 
-class Refused(Exception):
+class Refused(GatewayException):
     """A line's limit would be passed; ``used`` is its counter as it stood."""
 
     def __init__(self, line: BudgetLine, used: Amounts | None) -> None:
@@ -57,7 +58,7 @@ class Refused(Exception):
         self.used = used
 
 
-class SettleUncertain(Exception):
+class SettleUncertain(GatewayException):
     """The connection failed while a settlement committed: it may or may not have landed."""
 
 

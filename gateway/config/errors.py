@@ -6,10 +6,12 @@ Every problem reads ``yaml.path: message`` (``models[2].price.input: must be
 
 from __future__ import annotations
 
+from gateway.domain.errors import GatewayException
+
 ROOT = "<root>"
 
 
-class ConfigError(Exception):
+class ConfigError(GatewayException):
     """The configuration is invalid; ``problems`` lists every problem found."""
 
     def __init__(self, problems: list[str]) -> None:

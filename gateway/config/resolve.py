@@ -15,7 +15,6 @@ from gateway.config.errors import Problems, child, item
 from gateway.config.references import Ids, failed_ids, parsed_entries
 from gateway.config.schema import (
     CacheStoreSchema,
-    ConfigurationMode,
     ConfigurationSchema,
     CriteriaSchema,
     FileSchema,
@@ -28,6 +27,7 @@ from gateway.domain.model import (
     AdapterType,
     CacheSpec,
     Configuration,
+    ConfigurationMode,
     Criteria,
     Model,
     Price,
@@ -184,7 +184,9 @@ def _resolve_configurations(
     if file.expose_models:
         for index, model in parsed_entries(file.models):
             if model.id not in configurations and model.id not in failed:
-                configurations[model.id] = Configuration(id=model.id, mode="fixed", model=model.id)
+                configurations[model.id] = Configuration(
+                    id=model.id, mode=ConfigurationMode.FIXED, model=model.id
+                )
                 ids.claim(item("models", index), model.id)
     return configurations, ids
 
@@ -203,18 +205,14 @@ def _configuration(
         problems.add(child(path, "model"), "not allowed when mode is 'criteria'")
     return Configuration(
         id=entry.id,
-        mode=entry.mode.value,
+        mode=entry.mode,
         model=entry.model,
         policy_mode=entry.policy_mode,
         fallback=tuple(entry.fallback),
         criteria=_criteria(entry.criteria),
         budget=to_budget(entry.budget),
         cache=_cache_spec(entry),
-        operation_capability_enforcement=(
-            entry.operation_capability_enforcement.value
-            if entry.operation_capability_enforcement is not None
-            else None
-        ),
+        operation_capability_enforcement=entry.operation_capability_enforcement,
     )
 
 

@@ -15,7 +15,13 @@ from typing import Annotated
 
 import msgspec
 
-from gateway.domain.model import AdapterType, Capability, PolicyMode
+from gateway.domain.model import (
+    AdapterType,
+    Capability,
+    ConfigurationMode,
+    Enforcement,
+    PolicyMode,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,16 +55,6 @@ class Identifier:
     """1-128 printable ASCII characters, no spaces: ids travel in response headers and keys."""
 
     max_length: int = 128
-
-
-class ConfigurationMode(StrEnum):
-    FIXED = "fixed"
-    CRITERIA = "criteria"
-
-
-class Enforcement(StrEnum):
-    ENFORCE = "enforce"
-    OBSERVE = "observe"
 
 
 class LogFormat(StrEnum):

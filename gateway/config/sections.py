@@ -55,7 +55,7 @@ def resolve_sections(file: FileSchema) -> Sections:
             call_history_days=routing.call_history_days,
             call_history_min_calls=routing.call_history_min_calls,
             call_history_cache_seconds=routing.call_history_cache_seconds,
-            operation_capability_enforcement=routing.operation_capability_enforcement.value,
+            operation_capability_enforcement=routing.operation_capability_enforcement,
             list_price_ceiling=routing.list_price_ceiling,
             exploration=(
                 ExplorationSettings(routing.exploration.share, routing.exploration.min_calls)

@@ -60,14 +60,6 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
         cursor.close()
 
 
-def is_sqlite(engine: AsyncEngine) -> bool:
-    return engine.dialect.name == "sqlite"
-
-
-def is_mysql(engine: AsyncEngine) -> bool:
-    return engine.dialect.name in ("mysql", "mariadb")
-
-
 def describe_error(exc: BaseException) -> str:
     """A one-line, log-safe account of a database failure: class and first line only.
 

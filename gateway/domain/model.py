@@ -38,6 +38,26 @@ class PolicyMode(StrEnum):
     ECONOMY = "economy"
 
 
+class ConfigurationMode(StrEnum):
+    FIXED = "fixed"
+    CRITERIA = "criteria"
+
+
+class Enforcement(StrEnum):
+    """``operationCapabilityEnforcement``: refuse a model that lacks what the call needs,
+    or send the call anyway and log a warning."""
+
+    ENFORCE = "enforce"
+    OBSERVE = "observe"
+
+
+class CostBasis(StrEnum):
+    """What a decision's cost signal was computed from (the row's ``routing_cost_basis``)."""
+
+    LIST = "list"  # the models' list prices
+    MEASURED = "measured"  # the call history's measured cost per call
+
+
 class AdapterType(StrEnum):
     OPENAI = "openai"
     AZURE_OPENAI = "azure_openai"
@@ -131,19 +151,19 @@ class CacheSpec:
 @dataclass(frozen=True, slots=True)
 class Configuration:
     id: str
-    mode: str  # "fixed" | "criteria"
+    mode: ConfigurationMode
     model: str | None = None  # model id, fixed mode
     policy_mode: PolicyMode | None = None  # overrides routing.policyMode
     fallback: tuple[str, ...] = ()
     criteria: Criteria = Criteria()
     budget: BudgetSpec | None = None
     cache: CacheSpec | None = None
-    # "enforce" | "observe"; None: routing.operationCapabilityEnforcement decides.
-    operation_capability_enforcement: str | None = None
+    # None: routing.operationCapabilityEnforcement decides.
+    operation_capability_enforcement: Enforcement | None = None
 
     @property
     def is_fixed(self) -> bool:
-        return self.mode == "fixed"
+        return self.mode is ConfigurationMode.FIXED
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +182,6 @@ class RoutingSettings:
     call_history_days: int = 7
     call_history_min_calls: int = 5
     call_history_cache_seconds: int = 300
-    operation_capability_enforcement: str = "enforce"  # enforce | observe
+    operation_capability_enforcement: Enforcement = Enforcement.ENFORCE
     list_price_ceiling: Decimal = Decimal("1.00")
     exploration: ExplorationSettings | None = None  # None: off

@@ -3,6 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
+
+
+class UsageSource(StrEnum):
+    """Where a call's token figures come from (the row's ``usage_source``)."""
+
+    PROVIDER = "provider"  # the upstream reported usage
+    ESTIMATED = "estimated"  # something answered without usage: the gateway counted
+    NONE = "none"  # nothing answered, or the cache did
 
 
 @dataclass(frozen=True, slots=True)

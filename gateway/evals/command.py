@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from gateway.db.migrate import upgrade
-from gateway.domain.model import Configuration
+from gateway.domain.model import Configuration, ConfigurationMode
 from gateway.domain.settings import GatewayConfig
 from gateway.domain.suggest import valid_hint
 from gateway.evals.report import RunReport, render
@@ -117,7 +117,8 @@ def _with_model_configurations(config: GatewayConfig, models: Sequence[str]) -> 
     if not models:
         return config
     made = {
-        MODEL_PREFIX + m: Configuration(id=MODEL_PREFIX + m, mode="fixed", model=m) for m in models
+        MODEL_PREFIX + m: Configuration(id=MODEL_PREFIX + m, mode=ConfigurationMode.FIXED, model=m)
+        for m in models
     }
     return dataclasses.replace(config, configurations={**config.configurations, **made})
 

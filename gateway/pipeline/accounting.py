@@ -10,7 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 from gateway.domain.model import Model
-from gateway.domain.usage import TokenCount, Usage
+from gateway.domain.usage import TokenCount, Usage, UsageSource
 from gateway.inbound import InboundRequest
 from gateway.pricing import cost
 from gateway.telemetry.records import TelemetryRecord
@@ -24,7 +24,7 @@ def account_reported(record: TelemetryRecord, usage: Usage, model: Model) -> Dec
     record.actual_input_tokens = usage.input_tokens
     record.actual_output_tokens = usage.output_tokens
     record.actual_cost = amount
-    record.usage_source = "provider"
+    record.usage_source = UsageSource.PROVIDER
     return amount
 
 
@@ -35,7 +35,7 @@ def account_estimated(
     record.estimated_input_tokens = prompt.tokens
     record.estimated_output_tokens = output.tokens
     record.estimated_cost = cost(Usage(prompt.tokens, output.tokens), model.price)
-    record.usage_source = "estimated"
+    record.usage_source = UsageSource.ESTIMATED
 
 
 async def estimate_whole(

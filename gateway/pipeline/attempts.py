@@ -11,19 +11,18 @@ from typing import TypeVar
 from gateway.domain.errors import (
     BudgetExceeded,
     GatewayError,
-    InvalidUpstreamResponse,
     NoEligibleModel,
-    RateLimited,
-    UpstreamAuthFailed,
-    UpstreamFailed,
-    UpstreamTimedOut,
+    UpstreamError,
+    UpstreamRejected,
+    exhausted,
 )
+from gateway.domain.failures import ErrorClass, FailureKind
 from gateway.domain.model import Configuration
 from gateway.pipeline.context import CallContext, Target, note_attempt, note_served
 from gateway.pipeline.resolve import Resolution, Resolver
 from gateway.routing.circuit import CircuitBreakers
-from gateway.upstream.base import Adapter, UpstreamCall, UpstreamError
-from gateway.upstream.retry import retry_delay, should_retry
+from gateway.upstream.base import Adapter, UpstreamCall
+from gateway.upstream.retry import retry_delay, why_not_retried
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -31,15 +30,6 @@ Dispatch = Callable[[Adapter, UpstreamCall], Awaitable[T]]
 UpstreamObserver = Callable[[str, float, str | None], None]  # provider id, seconds, error kind
 # Holds a fallback's own budget before it is tried; raises BudgetExceeded to skip it.
 FallbackAdmission = Callable[[Resolution], Awaitable[None]]
-
-
-class UpstreamRejected(Exception):
-    """A non-retryable upstream answer (4xx other than 401/403/408/429): the client gets
-    its status and its body as an envelope."""
-
-    def __init__(self, error: UpstreamError) -> None:
-        super().__init__(error.message)
-        self.error = error
 
 
 class Attempts:
@@ -107,11 +97,13 @@ class Attempts:
                 # Opened by this call's own failures, or another call holds the half-open
                 # probe: the last real attempt decides, else the fallbacks are next.
                 raise last or UpstreamError(
-                    "circuit_open", f"circuit open for provider {provider.id}", retryable=True
+                    FailureKind.CIRCUIT_OPEN,
+                    f"circuit open for provider {provider.id}",
+                    retryable=True,
                 )
             remaining = ctx.remaining()
             if remaining <= 0:
-                raise last or UpstreamError("timeout", "the call's deadline passed")
+                raise last or UpstreamError(FailureKind.TIMEOUT, "the call's deadline passed")
             call = UpstreamCall(
                 provider=provider,
                 model=target.model,
@@ -129,7 +121,7 @@ class Attempts:
             except Exception as exc:  # an adapter fault must not skip the fallbacks or the row
                 log.warning("upstream %s: unexpected %s", provider.id, type(exc).__name__)
                 failure = UpstreamError(
-                    "connect", f"the upstream call failed ({type(exc).__name__})"
+                    FailureKind.CONNECT, f"the upstream call failed ({type(exc).__name__})"
                 )
             else:
                 self._observe(provider.id, time.perf_counter() - started, None)
@@ -138,16 +130,29 @@ class Attempts:
             self._observe(provider.id, time.perf_counter() - started, failure.kind)
             if not failure.retryable:
                 self._breakers.record_success(provider.id)  # it answered: the fault is ours
+                _not_retried(ctx, provider.id, failure, "the upstream refused the request itself")
                 raise failure
             self._failed(ctx, target, failure)
             last = failure
-            if should_retry(failure, attempt, provider.max_retries):
+            reason = why_not_retried(failure, attempt, provider.max_retries)
+            if reason is None:
                 delay = retry_delay(attempt, failure.retry_after)
                 if delay < ctx.remaining():
                     ctx.record.provider_retries += 1
                     attempt += 1
+                    log.info(
+                        "call %s: retrying %s in %.2f s after %s (retry %d of %d)",
+                        ctx.correlation_id,
+                        provider.id,
+                        delay,
+                        failure.kind,
+                        attempt,
+                        provider.max_retries,
+                    )
                     await asyncio.sleep(delay)
                     continue
+                reason = f"its {delay:.2f} s backoff would pass the call's deadline"
+            _not_retried(ctx, provider.id, failure, reason)
             raise failure
 
     def _failed(self, ctx: CallContext, target: Target, failure: UpstreamError) -> None:
@@ -170,10 +175,25 @@ class Attempts:
             )
 
 
+def _not_retried(ctx: CallContext, provider: str, failure: UpstreamError, reason: str) -> None:
+    """Why the provider is not asked again: the fallbacks (if any) are next."""
+    level = logging.INFO if failure.retryable else logging.DEBUG
+    log.log(
+        level,
+        "call %s: %s not retried after %s: %s",
+        ctx.correlation_id,
+        provider,
+        failure.kind,
+        reason,
+    )
+
+
 def _final_error(
     ctx: CallContext, failures: list[tuple[Resolution, UpstreamError | None]]
 ) -> GatewayError:
-    attempted = [(r, e) for r, e in failures if e is not None and e.kind != "circuit_open"]
+    attempted = [
+        (r, e) for r, e in failures if e is not None and e.kind != FailureKind.CIRCUIT_OPEN
+    ]
     name = ctx.request.configuration
     if not attempted:
         ctx.record.error_class = _nothing_attempted_class(failures)
@@ -188,29 +208,17 @@ def _final_error(
         for r, e in attempted
         if r.target is not None and e is not None
     )
-    if last.kind == "timeout":
-        return UpstreamTimedOut(f"The upstream timed out ({listing}).")
-    if last.kind == "http_429":
-        return RateLimited(
-            f"The upstream rate-limited the call ({listing}).", retry_after=last.retry_after
-        )
-    if last.kind == "oversize":
-        return InvalidUpstreamResponse(f"The upstream's answer was too large ({listing}).")
-    if last.kind == "auth_rejected":
-        target = attempted[-1][0].target
-        provider = target.provider.id if target is not None else "?"
-        return UpstreamAuthFailed(
-            f"The provider '{provider}' rejected the gateway's credentials; your API key is "
-            f"fine, the gateway's key for that provider needs attention ({listing})."
-        )
-    return UpstreamFailed(f"Every attempt failed ({listing}).")
+    target = attempted[-1][0].target
+    return exhausted(last, listing, target.provider.id if target is not None else "?")
 
 
-def _nothing_attempted_class(failures: list[tuple[Resolution, UpstreamError | None]]) -> str:
+def _nothing_attempted_class(
+    failures: list[tuple[Resolution, UpstreamError | None]],
+) -> ErrorClass:
     for resolution, error in failures:
-        if error is not None or resolution.failure == "circuit_open":
-            return "circuit_open"
-    return "no_eligible_model"
+        if error is not None or resolution.failure is ErrorClass.CIRCUIT_OPEN:
+            return ErrorClass.CIRCUIT_OPEN
+    return ErrorClass.NO_ELIGIBLE_MODEL
 
 
 def _caller_fault(failures: list[tuple[Resolution, UpstreamError | None]]) -> bool:
@@ -222,10 +230,7 @@ def _refusal_message(name: str, failures: list[tuple[Resolution, UpstreamError |
     for resolution, error in failures:
         cid = resolution.configuration.id
         if resolution.decision is not None:
-            reasons = sorted(
-                {f"{r.model.id}: {r.reason.value}" for r in resolution.decision.rejected}
-            )
-            parts.append(f"{cid} [{', '.join(reasons) or 'no active models'}]")
+            parts.append(f"{cid} [{resolution.decision.refusal_reasons()}]")
         elif resolution.missing:
             needed = ", ".join(sorted(resolution.missing))
             model = resolution.configuration.model

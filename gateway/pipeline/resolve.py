@@ -7,13 +7,14 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from gateway.domain.model import Capability, Configuration, Model, PolicyMode
+from gateway.domain.failures import ErrorClass, ResolutionFailure
+from gateway.domain.model import Capability, Configuration, Enforcement, Model, PolicyMode
 from gateway.domain.settings import GatewayConfig
 from gateway.inbound import InboundRequest
 from gateway.pipeline.context import Target
 from gateway.routing.circuit import CircuitBreakers
 from gateway.routing.decision import Decision
-from gateway.routing.eligibility import OBSERVE, enforcement_for, missing_for_operation
+from gateway.routing.eligibility import enforcement_for, missing_for_operation
 from gateway.routing.exploration import ExplorationCounts, RandomSource, explore
 from gateway.routing.memo import DecisionMemo
 from gateway.routing.snapshot import Snapshot
@@ -24,7 +25,7 @@ class Resolution:
     configuration: Configuration
     target: Target | None
     decision: Decision | None
-    failure: str | None = None  # error_class when nothing can be attempted
+    failure: ResolutionFailure | None = None  # why nothing can be attempted
     # Fixed mode: capabilities the call needs that the model does not declare (refused
     # when enforced, a warning when observed).
     missing: frozenset[Capability] = frozenset()
@@ -91,7 +92,7 @@ class Resolver:
             configuration, request.operation, request.required, self._snapshot(), mode_override
         )
         if decision.selected is None:
-            return Resolution(configuration, None, decision, "no_eligible_model")
+            return Resolution(configuration, None, decision, ErrorClass.NO_ELIGIBLE_MODEL)
         settings = self._config.routing.exploration
         if may_explore and settings is not None:
             counts = self.exploration.setdefault(configuration.id, ExplorationCounts())
@@ -107,15 +108,15 @@ class Resolver:
         assert configuration.model is not None  # the loader guarantees it
         model: Model = self._config.model(configuration.model)
         if not model.active:  # an inactive model serves nothing, fixed mode included
-            return Resolution(configuration, None, None, "no_eligible_model")
+            return Resolution(configuration, None, None, ErrorClass.NO_ELIGIBLE_MODEL)
         # As in criteria mode: a model that declares no capabilities is not refused.
         missing = missing_for_operation(model, request.required)
-        observe = enforcement_for(configuration, self._config.routing) == OBSERVE
+        observe = enforcement_for(configuration, self._config.routing) is Enforcement.OBSERVE
         if missing and not observe:
-            return Resolution(configuration, None, None, "no_eligible_model", missing)
+            return Resolution(configuration, None, None, ErrorClass.NO_ELIGIBLE_MODEL, missing)
         provider = self._config.provider_of(model)
         if provider.id in self._breakers.open_providers(time.monotonic()):
-            return Resolution(configuration, None, None, "circuit_open")
+            return Resolution(configuration, None, None, ErrorClass.CIRCUIT_OPEN)
         target = Target(configuration, model, provider, None)
         return Resolution(configuration, target, None, missing=missing)
 

@@ -14,8 +14,10 @@ from gateway.domain.errors import (
     BudgetExceeded,
     ConfigurationNotAllowed,
     GatewayError,
+    InternalError,
     ModelNotFound,
-    UpstreamFailed,
+    UpstreamRejected,
+    as_gateway_error,
 )
 from gateway.domain.model import Configuration, Model
 from gateway.domain.settings import ApiKey, GatewayConfig
@@ -30,7 +32,7 @@ from gateway.hooks import (
 )
 from gateway.inbound import Endpoint, InboundRequest
 from gateway.pipeline.accounting import account_reported, estimate_whole
-from gateway.pipeline.attempts import Attempts, FallbackAdmission, UpstreamRejected
+from gateway.pipeline.attempts import Attempts, FallbackAdmission
 from gateway.pipeline.context import CallContext, Target, note_decision
 from gateway.pipeline.resolve import Resolution, Resolver
 from gateway.pipeline.stream import StreamRelay
@@ -64,6 +66,12 @@ class Answer:
     body: bytes
     headers: dict[str, str] = field(default_factory=dict)
     content_type: str = "application/json"
+
+
+def error_answer(error: GatewayError, headers: dict[str, str] | None = None) -> Answer:
+    """The one encoding of an error answer: its envelope, its status, its own headers."""
+    merged = {**(headers or {}), **error.headers()}
+    return Answer(error.http_status, _ENCODER.encode(error.envelope()), merged)
 
 
 @dataclass(slots=True)
@@ -210,6 +218,7 @@ class Pipeline:
             )
             if held is not None:
                 ctx.fallback_holds.append(held)
+            self._warn_observed(ctx, resolution)  # admitted: it is attempted next
 
         return admit
 
@@ -265,15 +274,23 @@ class Pipeline:
         if primary.decision is not None:
             note_decision(ctx.record, primary.decision)
             ctx.record.routing_explored = primary.explored
-        if primary.warnings:  # operationCapabilityEnforcement: observe
-            self._observer.observe_capability_warning(configuration.id)
-            log.warning(
-                "call %s to %s sent anyway (observe): %s",
-                ctx.correlation_id,
-                configuration.id,
-                "; ".join(primary.warnings),
-            )
+        self._warn_observed(ctx, primary)
         return primary
+
+    def _warn_observed(self, ctx: CallContext, resolution: Resolution) -> None:
+        """operationCapabilityEnforcement: observe: a configuration whose model lacks what
+        the call needs is attempted anyway, with a warning line and the metric (the primary
+        and each fallback attempted)."""
+        if not resolution.warnings:
+            return
+        configuration = resolution.configuration.id
+        self._observer.observe_capability_warning(configuration)
+        log.warning(
+            "call %s to %s sent anyway (observe): %s",
+            ctx.correlation_id,
+            configuration,
+            "; ".join(resolution.warnings),
+        )
 
     async def _answer_whole(
         self, ctx: CallContext, reply: UpstreamReply, target: Target, *, keep_plain: bool
@@ -323,7 +340,7 @@ class Pipeline:
         error = rejected.error
         if error.status is None or not error.body:  # nothing an OpenAI client could read
             ctx.record.error_class = error.error_class
-            return self._error(ctx, UpstreamFailed(f"The upstream failed ({error.kind})."))
+            return self._error(ctx, as_gateway_error(error))
         status = error.status
         ctx.record.http_status = status
         ctx.record.error_class = error.error_class
@@ -347,7 +364,7 @@ class Pipeline:
 
     def _unexpected(self, ctx: CallContext, exc: Exception) -> Answer:
         log.error("call %s failed: unexpected %s", ctx.correlation_id, type(exc).__name__)
-        return self._error(ctx, GatewayError("The gateway failed to handle the request."))
+        return self._error(ctx, InternalError())
 
     def _error(self, ctx: CallContext, error: GatewayError) -> Answer:
         status = error.http_status
@@ -356,8 +373,7 @@ class Pipeline:
             ctx.record.error_class = error.error_class
         # An unknown configuration is the client's text: it goes in no header.
         known = not isinstance(error, ModelNotFound)
-        headers = {**(_failure_headers(ctx) if known else {}), **error.headers()}
-        return Answer(status, _ENCODER.encode(error.envelope()), headers)
+        return error_answer(error, _failure_headers(ctx) if known else None)
 
 
 def _failure_headers(ctx: CallContext) -> dict[str, str]:

@@ -18,10 +18,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from decimal import Decimal
-from typing import Any
 
 import msgspec
 
+from gateway.domain.errors import UpstreamError, envelope
+from gateway.domain.failures import ErrorClass, FailureKind
 from gateway.pipeline.accounting import account_estimated, account_reported
 from gateway.pipeline.context import CallContext, Target
 from gateway.pipeline.stream_open import OpenedStream, close_stream
@@ -29,7 +30,6 @@ from gateway.pricing import cost
 from gateway.streaming.openai_stream import Observation, with_cost
 from gateway.streaming.responses_stream import ResponsesStreamTracker, with_response_cost
 from gateway.streaming.sse import EventTooLarge, RawEvent, encode_event
-from gateway.upstream.base import UpstreamError
 from gateway.upstream.error_body import redact_json, stream_error_envelope
 from gateway.usage.estimate import (
     INLINE_CHARS,
@@ -43,9 +43,9 @@ from gateway.usage.tokens import TokenCounter
 
 Emit = Callable[[bytes], Awaitable[None]]
 _ENCODER = msgspec.json.Encoder()
-INVALID = "invalid_upstream_response"
+INVALID = ErrorClass.INVALID_UPSTREAM_RESPONSE
 # The code of the error event that ends a broken stream, by the row's error_class.
-_STREAM_CODES = {INVALID: INVALID}
+_STREAM_CODES = {INVALID: "invalid_upstream_response"}
 _NOT_JSON = "The upstream sent an event that is not JSON; the stream ends here."
 
 
@@ -76,11 +76,11 @@ class StreamRelay:
             await self._relay(emit)
             if self._invalid:
                 record.error_class = INVALID
-                await emit(self._error_event(_NOT_JSON, INVALID))
+                await emit(self._error_event(_NOT_JSON, _STREAM_CODES[INVALID]))
             elif self._tracker.error is not None:
-                record.error_class = "upstream_5xx"
+                record.error_class = ErrorClass.UPSTREAM_5XX
             elif not (self._tracker.done or self._tracker.finish_reason):
-                record.error_class = "stream_cut"
+                record.error_class = ErrorClass.STREAM_CUT
                 message = "The upstream stream ended before it was complete."
                 await emit(self._error_event(message, "stream_cut"))
             else:
@@ -88,19 +88,21 @@ class StreamRelay:
         except EventTooLarge as error:
             record.error_class = INVALID
             message = f"The upstream sent a stream event larger than {error.limit} bytes."
-            await emit(self._error_event(message, INVALID))
+            await emit(self._error_event(message, _STREAM_CODES[INVALID]))
         except UpstreamError as error:
             record.error_class = error.error_class  # oversize: invalid_upstream_response
             code = _STREAM_CODES.get(error.error_class, "stream_cut")
             broke = f"The upstream stream broke: {error.message}"
             await emit(
-                self._error_event(_NOT_JSON if error.kind == "invalid_response" else broke, code)
+                self._error_event(
+                    _NOT_JSON if error.kind is FailureKind.INVALID_RESPONSE else broke, code
+                )
             )
         except (asyncio.CancelledError, GeneratorExit):
             if self._tracker.done:  # the client hung up after the whole answer: a success
                 record.success = True
             else:
-                record.error_class = "client_disconnected"
+                record.error_class = ErrorClass.CLIENT_DISCONNECTED
             raise
         finally:
             try:
@@ -115,7 +117,7 @@ class StreamRelay:
 
     async def abandon(self) -> None:
         """The answer could not even start: close the upstream stream and record the call."""
-        self.ctx.record.error_class = "client_disconnected"
+        self.ctx.record.error_class = ErrorClass.CLIENT_DISCONNECTED
         try:
             await close_stream(self._chunks)
         finally:
@@ -188,8 +190,8 @@ class StreamRelay:
             name = raw.event.event if raw.event is not None else None
             redacted = _ENCODER.encode(redact_json(seen.chunk, api_key))
             return encode_event(redacted, name or str(seen.chunk.get("type") or "error"))
-        envelope = stream_error_envelope(seen.chunk, data, api_key)
-        return encode_event(_ENCODER.encode(envelope))
+        wrapped = stream_error_envelope(seen.chunk, data, api_key)
+        return encode_event(_ENCODER.encode(wrapped))
 
     async def _count_off_loop(self, text: str) -> None:
         """Count generated text in a counting thread, never on the loop."""
@@ -236,10 +238,7 @@ class StreamRelay:
 
 def _error_event(message: str, code: str) -> bytes:
     """The one shape of every error event the gateway itself ends a stream with."""
-    payload: dict[str, Any] = {
-        "error": {"message": message, "type": "api_error", "param": None, "code": code}
-    }
-    return encode_event(_ENCODER.encode(payload))
+    return encode_event(_ENCODER.encode(envelope(None, message, code)))
 
 
 def _responses_error(tracker: ResponsesStreamTracker, message: str, code: str) -> bytes:

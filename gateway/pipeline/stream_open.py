@@ -20,11 +20,12 @@ import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+from gateway.domain.errors import UpstreamError
+from gateway.domain.failures import FailureKind
 from gateway.inbound import Endpoint
 from gateway.streaming.openai_stream import Observation, StreamUsageTracker
 from gateway.streaming.responses_stream import ResponsesStreamTracker
 from gateway.streaming.sse import EventTooLarge, RawEvent, SSEDecoder
-from gateway.upstream.base import UpstreamError
 from gateway.usage.tally import TokenTally
 from gateway.usage.tokens import TextCounter
 
@@ -71,10 +72,13 @@ async def open_checked(
                 first = held[0][1]
                 if first is not None and first.invalid:
                     raise UpstreamError(
-                        "invalid_response", "upstream sent an event that is not a JSON object"
+                        FailureKind.INVALID_RESPONSE,
+                        "upstream sent an event that is not a JSON object",
                     )
                 return OpenedStream(chunks, decoder, tracker, held)
-        raise UpstreamError("invalid_response", "upstream stream ended without a complete event")
+        raise UpstreamError(
+            FailureKind.INVALID_RESPONSE, "upstream stream ended without a complete event"
+        )
     except UpstreamError as error:
         await close_stream(chunks)
         # Nothing reached the client yet: another attempt may still answer.
@@ -89,7 +93,7 @@ def _feed(decoder: SSEDecoder, chunk: bytes) -> list[RawEvent]:
         return decoder.feed_raw(chunk)
     except EventTooLarge as error:
         message = f"the upstream's first stream event exceeds {error.limit} bytes"
-        raise UpstreamError("oversize", message) from error
+        raise UpstreamError(FailureKind.OVERSIZE, message) from error
 
 
 async def close_stream(chunks: AsyncIterator[bytes]) -> None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gateway.domain.errors import GatewayException
+
 # Copied to the chat body under the same name when not null.
 _SAME_NAME = (
     "temperature",
@@ -60,7 +62,7 @@ _MESSAGE_ROLES = frozenset({"user", "assistant", "system", "developer"})
 _TEXT_PARTS = frozenset({"input_text", "output_text", "text"})
 
 
-class Unsupported(Exception):
+class Unsupported(GatewayException):
     """A parameter that cannot be translated: answered 400 ``unsupported_parameter``."""
 
     def __init__(self, param: str, message: str) -> None:

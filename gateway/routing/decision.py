@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gateway.domain.model import Model, Operation, PolicyMode, Provider
+from gateway.domain.model import CostBasis, Model, Operation, PolicyMode, Provider
 from gateway.domain.signals import HistoryFigures
 from gateway.routing.eligibility import Rejection, RejectionReason
 
@@ -39,7 +39,7 @@ class Decision:
     mode: PolicyMode
     mode_overridden: bool
     call_history: bool  # the history was read for this decision
-    cost_basis: str | None  # 'list' | 'measured' | None (cost not collected)
+    cost_basis: CostBasis | None  # None: cost not collected
     selected: Model | None
     candidates: tuple[Candidate, ...]  # eligible, in rank order
     rejected: tuple[Rejection, ...]
@@ -74,12 +74,11 @@ class Decision:
             r.reason is RejectionReason.OPERATION_CAPABILITY_MISSING for r in self.rejected
         )
 
-    def refusal_message(self) -> str:
-        """The no_eligible_model message: the configuration and each refusal reason."""
-        if not self.rejected:
-            return f"configuration '{self.configuration_id}' has no active model"
-        refusals = ", ".join(f"{r.model.id} ({r.reason.value})" for r in self.rejected)
-        return f"no eligible model for configuration '{self.configuration_id}': {refusals}"
+    def refusal_reasons(self) -> str:
+        """Each refused model and its reason, as the no_eligible_model message names them
+        (pipeline/attempts.py): ``m1: REASON, m2: REASON``, or ``no active models``."""
+        reasons = sorted({f"{r.model.id}: {r.reason.value}" for r in self.rejected})
+        return ", ".join(reasons) or "no active models"
 
     @property
     def cost_basis_column(self) -> str:

@@ -12,12 +12,11 @@ from gateway.domain.model import (
     Capability,
     Configuration,
     Criteria,
+    Enforcement,
     Model,
     Provider,
     RoutingSettings,
 )
-
-OBSERVE = "observe"
 
 
 class RejectionReason(StrEnum):
@@ -70,7 +69,7 @@ def missing_for_operation(model: Model, required: frozenset[Capability]) -> froz
     return required - model.capabilities
 
 
-def enforcement_for(configuration: Configuration, routing: RoutingSettings) -> str:
+def enforcement_for(configuration: Configuration, routing: RoutingSettings) -> Enforcement:
     """The configuration's own ``operationCapabilityEnforcement``, else the routing default."""
     own = configuration.operation_capability_enforcement
     return own or routing.operation_capability_enforcement
@@ -82,7 +81,7 @@ def check(
     criteria: Criteria,
     required: frozenset[Capability],
     open_circuits: frozenset[str],
-    enforcement: str,
+    enforcement: Enforcement,
 ) -> Verdict:
     reason = _criteria_reason(model, provider, criteria)
     if reason is not None:
@@ -92,7 +91,7 @@ def check(
     missing = missing_for_operation(model, required)
     if not missing:
         return ELIGIBLE
-    if enforcement == OBSERVE:
+    if enforcement is Enforcement.OBSERVE:
         names = ", ".join(sorted(missing))
         return Verdict(None, f"{RejectionReason.OPERATION_CAPABILITY_MISSING}: {names}")
     return Verdict(RejectionReason.OPERATION_CAPABILITY_MISSING)

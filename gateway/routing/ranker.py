@@ -9,7 +9,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from gateway.domain.model import Capability, Configuration, Model, Operation, PolicyMode, Provider
+from gateway.domain.model import (
+    Capability,
+    Configuration,
+    CostBasis,
+    Model,
+    Operation,
+    PolicyMode,
+    Provider,
+)
 from gateway.domain.signals import HistoryFigures, HistoryKey
 from gateway.routing.decision import SIGNAL_NAMES, Candidate, Decision
 from gateway.routing.eligibility import Rejection, check, enforcement_for
@@ -40,7 +48,7 @@ _Entry = tuple[Model, Provider, tuple[str, ...]]  # an eligible model, its provi
 class _Signals:
     values: list[list[float | None]]  # per candidate, what the score reads (0.5 fills included)
     shown: list[list[float | None]]  # per candidate, readout values (no fills)
-    cost_basis: str | None
+    cost_basis: CostBasis | None
     measured_costs: list[Decimal | None] | None  # the tiebreak's costs on the measured basis
     history: list[HistoryFigures | None]
 
@@ -172,11 +180,11 @@ def _collect(
             costs[i] = cost_figure(found, min_calls)
     _fill_relative(values, shown, _L, latencies, "latency", bound)
     in_play = any(x is not None for x in latencies) or any(c is not None for c in costs)
-    basis: str | None = None
+    basis: CostBasis | None = None
     tiebreak: list[Decimal | None] | None = None
     if cost_collected(mode, configuration.criteria.prefer_lowest_cost):
         basis = _cost_basis(eligible, costs)
-        if basis == "measured":
+        if basis is CostBasis.MEASURED:
             tiebreak = costs
             as_float = [float(c) if c is not None else None for c in costs]
             _fill_relative(values, shown, _CC, as_float, "cost", bound)
@@ -187,17 +195,17 @@ def _collect(
     return _Signals(values, shown, basis, tiebreak, figures)
 
 
-def _cost_basis(eligible: Sequence[_Entry], costs: Sequence[Decimal | None]) -> str:
+def _cost_basis(eligible: Sequence[_Entry], costs: Sequence[Decimal | None]) -> CostBasis:
     """Measured when every candidate with any cost figure has a measured one, and one has.
 
     An unpriced model with no priced calls has no cost figure, so it blocks neither basis.
     """
     if not any(c is not None for c in costs):
-        return "list"
+        return CostBasis.LIST
     for (model, _, _), cost in zip(eligible, costs, strict=True):
         if model.price is not None and cost is None:
-            return "list"
-    return "measured"
+            return CostBasis.LIST
+    return CostBasis.MEASURED
 
 
 def _fill_relative(

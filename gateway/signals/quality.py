@@ -22,6 +22,7 @@ from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.db.tables import eval_results
+from gateway.domain.errors import GatewayException
 
 DETERMINISTIC = "deterministic"
 
@@ -45,7 +46,7 @@ async def read_quality(engine: AsyncEngine) -> dict[tuple[str, str], float]:
     return {key: sum(sets.values()) / len(sets) for key, sets in latest.items()}
 
 
-class EvalImportError(ValueError):
+class EvalImportError(GatewayException, ValueError):
     """Lines that cannot be imported, each as ``line N: why``; nothing was imported."""
 
     def __init__(self, problems: list[str]) -> None:

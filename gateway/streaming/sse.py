@@ -26,6 +26,8 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from gateway.domain.errors import GatewayException
+
 _BOM = b"\xef\xbb\xbf"
 _EOL = re.compile(rb"\r\n|\r|\n")
 
@@ -38,7 +40,7 @@ class SSEEvent:
     retry: int | None = None
 
 
-class EventTooLarge(Exception):
+class EventTooLarge(GatewayException):
     """One event (block) of the stream is larger than the decoder's ``max_event_bytes``."""
 
     def __init__(self, limit: int) -> None:

@@ -13,6 +13,9 @@ from typing import Any
 
 import msgspec
 
+from gateway.domain.failures import ErrorClass
+from gateway.domain.usage import UsageSource
+
 
 class TelemetryRecord(msgspec.Struct, kw_only=True, gc=False):
     created_at: datetime  # when the call started, aware UTC
@@ -30,7 +33,7 @@ class TelemetryRecord(msgspec.Struct, kw_only=True, gc=False):
     served_provider: str | None = None
     served_model: str | None = None
     response_model: str | None = None
-    error_class: str | None = None
+    error_class: ErrorClass | None = None
     time_to_first_token_ms: float | None = None
     cache_hit: bool = False
     fallback_attempts: int = 0
@@ -38,7 +41,7 @@ class TelemetryRecord(msgspec.Struct, kw_only=True, gc=False):
     actual_input_tokens: int | None = None
     actual_output_tokens: int | None = None
     actual_cost: Decimal | None = None
-    usage_source: str = "none"  # provider | estimated | none
+    usage_source: UsageSource = UsageSource.NONE
     routing_policy_mode: str = ""
     routing_candidates: int = 0
     routing_rejections: str = ""

@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from gateway.domain.errors import error_type_for
+from gateway.domain.errors import GatewayException, envelope, error_type_for
 
 REDACTED = "[redacted]"
 MAX_DECODED_BYTES = 256 * 1024  # a small compressed body may inflate a thousandfold
@@ -49,7 +49,7 @@ class ErrorBody:
     unreadable: str | None = None  # the Content-Encoding that could not be undone
 
 
-class UndecodableBody(ValueError):
+class UndecodableBody(GatewayException, ValueError):
     pass
 
 
@@ -131,14 +131,7 @@ def openai_envelope(status: int | None, body: ErrorBody) -> dict[str, Any]:
     error = body.data.get("error") if body.is_json and isinstance(body.data, dict) else None
     if isinstance(error, dict) and isinstance(error.get("message"), str):
         return {"error": {"type": kind, "param": None, "code": None, **error}}
-    return {
-        "error": {
-            "message": _wrapped_message(lead, body),
-            "type": kind,
-            "param": None,
-            "code": "upstream_error",
-        }
-    }
+    return envelope(status, _wrapped_message(lead, body), code="upstream_error")
 
 
 def stream_error_envelope(

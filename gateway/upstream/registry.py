@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from gateway.domain.model import AdapterType
 from gateway.upstream.anthropic import AnthropicAdapter
+from gateway.upstream.azure import AzureOpenAIAdapter
 from gateway.upstream.base import Adapter
 from gateway.upstream.echo import EchoAdapter
 from gateway.upstream.http import UpstreamHTTP
-from gateway.upstream.openai_compat import AzureOpenAIAdapter, OpenAICompatAdapter
+from gateway.upstream.openai_compat import OpenAICompatAdapter
 from gateway.upstream.responses_bridge import ResponsesBridge
 
 

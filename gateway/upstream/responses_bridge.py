@@ -18,14 +18,15 @@ from typing import Any
 
 import msgspec
 
-from gateway.domain.errors import error_type_for
+from gateway.domain.errors import UpstreamError, envelope
+from gateway.domain.failures import FailureKind
 from gateway.inbound import Endpoint
 from gateway.responses.answer import to_response
 from gateway.responses.request import Unsupported, to_chat
 from gateway.responses.stream import Event, ResponsesStreamWriter
 from gateway.streaming.openai_stream import DONE_SENTINEL
 from gateway.streaming.sse import EventTooLarge, SSEDecoder, encode_event
-from gateway.upstream.base import Adapter, UpstreamCall, UpstreamError, UpstreamReply
+from gateway.upstream.base import Adapter, UpstreamCall, UpstreamReply
 from gateway.upstream.error_body import redact_json
 
 _ENCODER = msgspec.json.Encoder()
@@ -61,16 +62,9 @@ def chat_call(call: UpstreamCall) -> UpstreamCall:
     try:
         body = to_chat(call.body, call.provider.id)
     except Unsupported as refused:
-        envelope = {
-            "error": {
-                "message": refused.message,
-                "type": error_type_for(400),
-                "param": refused.param,
-                "code": "unsupported_parameter",
-            }
-        }
+        refusal = envelope(400, refused.message, "unsupported_parameter", refused.param)
         raise UpstreamError(
-            "http_4xx", refused.message, status=400, body=_ENCODER.encode(envelope)
+            FailureKind.HTTP_4XX, refused.message, status=400, body=_ENCODER.encode(refusal)
         ) from refused
     return dataclasses.replace(call, endpoint=Endpoint.CHAT, body=body)
 
@@ -94,11 +88,13 @@ async def _events(
             if out:
                 yield _encode(out)
         if writer.finish_reason is None:
-            raise UpstreamError("stream_cut", "the upstream stream ended before it was complete")
+            raise UpstreamError(
+                FailureKind.STREAM_CUT, "the upstream stream ended before it was complete"
+            )
         yield _encode(writer.finish())  # finished, though without [DONE]
     except EventTooLarge as exc:
         raise UpstreamError(
-            "oversize", f"an upstream stream event exceeds {exc.limit} bytes"
+            FailureKind.OVERSIZE, f"an upstream stream event exceeds {exc.limit} bytes"
         ) from exc
     finally:
         aclose = getattr(chunks, "aclose", None)
@@ -127,16 +123,18 @@ def _translate(
         if name == "error":
             chunk = {"error": {"message": data}}
         else:
-            raise UpstreamError("invalid_response", "upstream sent an event that is not JSON")
+            raise UpstreamError(
+                FailureKind.INVALID_RESPONSE, "upstream sent an event that is not JSON"
+            )
     error = chunk.get("error")
     failed = error is not None or name == "error"
     if failed and not writer.started:  # nothing sent yet: another attempt may answer
-        envelope = redact_json({"error": error if isinstance(error, dict) else chunk}, api_key)
+        redacted = redact_json({"error": error if isinstance(error, dict) else chunk}, api_key)
         raise UpstreamError(
-            "http_5xx",
+            FailureKind.HTTP_5XX,
             "upstream stream failed at once",
             status=502,
-            body=_ENCODER.encode(envelope),
+            body=_ENCODER.encode(redacted),
         )
     if not writer.started:
         out.extend(writer.start())

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import random
 
-from gateway.upstream.base import SAME_PROVIDER_FUTILE, UpstreamError
+from gateway.domain.errors import UpstreamError
+from gateway.domain.failures import SAME_PROVIDER_FUTILE
 
 MAX_RETRY_AFTER_SECONDS = 30.0
 BASE_DELAY_SECONDS = 0.25
@@ -14,7 +15,18 @@ _RNG = random.Random()
 
 def should_retry(error: UpstreamError, attempt: int, max_retries: int) -> bool:
     """``attempt`` is 0 for the first try."""
-    return error.retryable and error.kind not in SAME_PROVIDER_FUTILE and attempt < max_retries
+    return why_not_retried(error, attempt, max_retries) is None
+
+
+def why_not_retried(error: UpstreamError, attempt: int, max_retries: int) -> str | None:
+    """Why the same provider is not asked again after ``error``, or None when it is."""
+    if not error.retryable:
+        return "the upstream refused the request itself"
+    if error.kind in SAME_PROVIDER_FUTILE:
+        return f"{error.kind} would fail again on the same provider"
+    if attempt >= max_retries:
+        return f"its {max_retries} retries are spent"
+    return None
 
 
 def retry_delay(attempt: int, retry_after: str | None, rng: random.Random | None = None) -> float:

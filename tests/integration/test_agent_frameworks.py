@@ -1,13 +1,14 @@
 """Agent frameworks in their default setup call POST /v1/responses: pydantic-ai's
-``Agent('openai:…')`` (its OpenAIResponsesModel) and openai-agents' default model, each
-running a tool loop through the gateway, offline against the fake upstreams: natively to
-the fake OpenAI Responses API, translated for an OpenAI-compatible provider and for
-Anthropic."""
+``Agent('openai:…')`` (its OpenAIResponsesModel), openai-agents' default model and
+LangChain's ``ChatOpenAI(use_responses_api=True)``, each running a tool loop through the
+gateway, offline against the fake upstreams: natively to the fake OpenAI Responses API,
+translated for an OpenAI-compatible provider and for Anthropic."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from typing import Any
 
 import openai
 import pytest
@@ -19,6 +20,9 @@ from agents import (
     set_default_openai_client,
     set_tracing_disabled,
 )
+from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.tools import tool
+from langchain_openai import ChatOpenAI
 from pydantic_ai import Agent
 from pydantic_ai.models.openai import OpenAIResponsesModel
 
@@ -180,3 +184,31 @@ def test_openai_agents_streams_through_the_gateway(
 
     assert asyncio.run(run()) == "x means ex."
     _assert_loop_recorded(gateway, "responses_stream")
+
+
+@tool("lookup")
+def langchain_lookup(q: str) -> str:
+    """Look a word up."""
+    return "ex"
+
+
+@pytest.mark.parametrize("configuration", CONFIGURATIONS)
+def test_langchain_chat_openai_with_the_responses_api_runs_a_tool_loop(
+    gateway: RunningGateway, upstream: FakeUpstream, configuration: str
+) -> None:
+    _agent_loop(upstream)
+    model = ChatOpenAI(
+        model=configuration,
+        base_url=f"{gateway.url}/v1",
+        api_key=TEST_KEY,  # type: ignore[arg-type]
+        use_responses_api=True,
+        max_retries=0,
+    ).bind_tools([langchain_lookup])
+    messages: list[Any] = [HumanMessage("What does x mean?")]
+    first = model.invoke(messages)
+    (call,) = first.tool_calls
+    assert (call["name"], call["args"]) == ("lookup", {"q": "x"})
+    messages += [first, ToolMessage("ex", tool_call_id=call["id"])]
+    second = model.invoke(messages)
+    assert second.text == "x means ex."
+    _assert_loop_recorded(gateway, "responses")

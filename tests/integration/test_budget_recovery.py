@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from gateway.budgets import DatabaseBudgets
 from gateway.budgets.figures import Amounts
 from gateway.budgets.gate import Ticket
-from gateway.domain.model import BudgetLimits, BudgetSpec, Configuration
+from gateway.domain.model import BudgetLimits, BudgetSpec, Configuration, ConfigurationMode
 from gateway.inbound import Endpoint, parse_inbound
 from gateway.usage.tokens import CharEstimateCounter
 from tests.integration.budget_support import refused_connections
@@ -23,7 +23,7 @@ REQUEST = parse_inbound(
     Endpoint.CHAT, msgspec.json.encode({"model": "chat", "messages": [{"role": "user"}]})
 )
 TEN_A_DAY = Configuration(
-    id="chat", mode="fixed", budget=BudgetSpec(daily=BudgetLimits(requests=10))
+    id="chat", mode=ConfigurationMode.FIXED, budget=BudgetSpec(daily=BudgetLimits(requests=10))
 )
 
 

@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from gateway.budgets import DatabaseBudgets
 from gateway.budgets.gate import Ticket
 from gateway.db.budget_tables import budget_reservations
-from gateway.domain.model import BudgetLimits, BudgetSpec, Configuration
+from gateway.domain.model import BudgetLimits, BudgetSpec, Configuration, ConfigurationMode
 from gateway.inbound import Endpoint, parse_inbound
 from gateway.telemetry.records import TelemetryRecord
 from gateway.usage.tokens import CharEstimateCounter
@@ -45,7 +45,7 @@ REQUEST = parse_inbound(
     Endpoint.CHAT, msgspec.json.encode({"model": "chat", "messages": [{"role": "user"}]})
 )
 ONE_A_DAY = Configuration(
-    id="chat", mode="fixed", budget=BudgetSpec(daily=BudgetLimits(requests=1))
+    id="chat", mode=ConfigurationMode.FIXED, budget=BudgetSpec(daily=BudgetLimits(requests=1))
 )
 
 

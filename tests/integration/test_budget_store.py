@@ -17,7 +17,7 @@ from gateway.budgets.figures import Amounts
 from gateway.budgets.store import BudgetStore, Hold, Refused
 from gateway.budgets.windows import BudgetLine, budget_lines
 from gateway.db.budget_tables import budget_reservations
-from gateway.domain.model import BudgetLimits, BudgetSpec, Configuration
+from gateway.domain.model import BudgetLimits, BudgetSpec, Configuration, ConfigurationMode
 from gateway.domain.settings import ApiKey
 from tests.unit.db.scratch import database_url, engine
 
@@ -31,7 +31,7 @@ ONE = Amounts(1, 0, Decimal(0))
 def _lines(key: BudgetLimits | None = None, config: BudgetLimits | None = None) -> list[BudgetLine]:
     api_key = ApiKey(id="alice", key_hash="0" * 64, budget=BudgetSpec(daily=key) if key else None)
     configuration = Configuration(
-        id="chat", mode="fixed", budget=BudgetSpec(daily=config) if config else None
+        id="chat", mode=ConfigurationMode.FIXED, budget=BudgetSpec(daily=config) if config else None
     )
     return list(budget_lines(api_key, configuration, NOW))
 

@@ -26,6 +26,8 @@ CONFIGURATIONS = """
   - {id: chat-then-embed, mode: fixed, model: chatty, fallback: [embed]}
   - {id: embed, mode: fixed, model: embedder}
   - {id: undeclared, mode: fixed, model: anything}
+  - {id: embed-then-observed, mode: fixed, model: chatty, fallback: [chat-observed]}
+  - {id: pool-observed, mode: criteria, operationCapabilityEnforcement: observe}
 """
 
 
@@ -81,6 +83,37 @@ def test_observe_sends_the_call_anyway_with_a_warning_and_a_metric(
     assert "chat-observed" in line and "OPERATION_CAPABILITY_MISSING: embeddings" in line
     metrics = httpx.get(f"{gateway.url}/metrics").text
     assert 'gateway_routing_capability_warnings_total{configuration="chat-observed"} 1.0' in metrics
+
+
+def _warnings_metric(gateway: RunningGateway, configuration: str) -> float:
+    metrics = httpx.get(f"{gateway.url}/metrics").text
+    name = f'gateway_routing_capability_warnings_total{{configuration="{configuration}"}}'
+    values = [line.split()[-1] for line in metrics.splitlines() if line.startswith(name)]
+    return float(values[0]) if values else 0.0
+
+
+def test_an_observed_fallback_counts_its_warning(
+    gateway: RunningGateway, upstream: FakeUpstream
+) -> None:
+    """The primary is refused (enforced); the observed fallback is sent anyway and counted."""
+    raw = gateway.client().embeddings.with_raw_response.create(
+        model="embed-then-observed", input="hi"
+    )
+    assert raw.headers["x-gateway-configuration"] == "chat-observed"
+    assert upstream.calls["model-chatty"] == 1
+    assert _warnings_metric(gateway, "chat-observed") == 1.0
+    assert _warnings_metric(gateway, "embed-then-observed") == 0.0
+
+
+def test_an_observed_criteria_configuration_counts_each_warned_call(
+    gateway: RunningGateway,
+) -> None:
+    for _ in range(2):  # the second decision comes from the memo: it warns all the same
+        raw = gateway.client().embeddings.with_raw_response.create(
+            model="pool-observed", input="hi"
+        )
+        assert raw.headers["x-gateway-model"] == "chatty"  # first in the YAML, lacks it
+    assert _warnings_metric(gateway, "pool-observed") == 2.0
 
 
 def test_a_model_that_declares_nothing_passes(gateway: RunningGateway) -> None:

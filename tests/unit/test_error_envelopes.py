@@ -10,8 +10,9 @@ import pytest
 
 from gateway.domain import errors
 from gateway.domain.errors import GatewayError, NoEligibleModel
+from gateway.domain.errors import envelope as build_envelope
 from gateway.pipeline.stream import _error_event
-from gateway.upstream.anthropic_errors import error_envelope, map_error
+from gateway.upstream.anthropic.errors import map_error
 from gateway.upstream.error_body import read_error_body
 from tests.support.openai_schema import assert_valid
 
@@ -60,8 +61,8 @@ def test_each_gateway_error_envelope_is_an_error_response(error: GatewayError) -
 
 @pytest.mark.parametrize("status", [400, 401, 403, 404, 413, 429, 500, 529])
 def test_anthropic_errors_become_error_responses(status: int) -> None:
-    assert_valid(error_envelope(status, "m", "overloaded_error"), "ErrorResponse")
-    assert_valid(error_envelope(status, "m", None), "ErrorResponse")
+    assert_valid(build_envelope(status, "m", "overloaded_error"), "ErrorResponse")
+    assert_valid(build_envelope(status, "m", None), "ErrorResponse")
     for raw in (b'{"type":"error","error":{"type":"x","message":"y"}}', b"not json", b""):
         _, envelope = map_error(status, read_error_body(raw, "application/json", None, None))
         assert_valid(envelope, "ErrorResponse")

@@ -10,7 +10,7 @@ import pytest
 
 from gateway.domain.model import Price
 from gateway.domain.usage import Usage
-from gateway.pricing import compute_cost, cost, format_usd, usd_json_number
+from gateway.pricing import cost, format_usd, usd_json_number
 
 MINI = Price(input=Decimal("0.15"), output=Decimal("0.60"))
 CACHED = Price(
@@ -74,10 +74,6 @@ def test_cached_tokens_without_a_cache_price_are_plain_input() -> None:
 
 def test_cache_price_without_reported_cache_tokens_prices_all_input_plainly() -> None:
     assert cost(Usage(2000, 0), CACHED) == Decimal("0.005")
-
-
-def test_compute_cost_is_the_same_function() -> None:
-    assert compute_cost is cost
 
 
 @pytest.mark.parametrize(

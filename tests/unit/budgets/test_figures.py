@@ -18,7 +18,14 @@ from gateway.budgets.figures import (
     worst_case,
 )
 from gateway.budgets.windows import budget_lines
-from gateway.domain.model import BudgetLimits, BudgetSpec, Configuration, Model, Price
+from gateway.domain.model import (
+    BudgetLimits,
+    BudgetSpec,
+    Configuration,
+    ConfigurationMode,
+    Model,
+    Price,
+)
 from gateway.domain.settings import ApiKey
 from gateway.inbound import Endpoint, InboundRequest, parse_inbound
 from gateway.telemetry.records import TelemetryRecord
@@ -128,7 +135,7 @@ def test_unreported_usage_settles_at_the_estimate() -> None:
 
 def _line(**limits: Any) -> Any:
     key = ApiKey(id="alice", key_hash="0" * 64, budget=BudgetSpec(daily=BudgetLimits(**limits)))
-    (line,) = budget_lines(key, Configuration(id="chat", mode="fixed"), NOW)
+    (line,) = budget_lines(key, Configuration(id="chat", mode=ConfigurationMode.FIXED), NOW)
     return line
 
 

@@ -17,7 +17,7 @@ from gateway.budgets.gate import Ticket
 from gateway.budgets.store import Hold
 from gateway.db.engine import create_engine
 from gateway.domain.errors import BudgetExceeded, BudgetUnavailable
-from gateway.domain.model import BudgetLimits, BudgetSpec, Configuration, Model
+from gateway.domain.model import BudgetLimits, BudgetSpec, Configuration, ConfigurationMode, Model
 from gateway.domain.settings import ApiKey
 from gateway.hooks import Reservation
 from gateway.inbound import Endpoint, parse_inbound
@@ -28,7 +28,9 @@ from tests.support.counters import WatchedCounter
 REQUEST = parse_inbound(
     Endpoint.CHAT, msgspec.json.encode({"model": "chat", "messages": [{"role": "user"}]})
 )
-BUDGETED = Configuration(id="chat", mode="fixed", budget=BudgetSpec(daily=BudgetLimits(requests=5)))
+BUDGETED = Configuration(
+    id="chat", mode=ConfigurationMode.FIXED, budget=BudgetSpec(daily=BudgetLimits(requests=5))
+)
 DEAD_POSTGRES = "postgresql+asyncpg://nobody@127.0.0.1:1/none"
 DEAD_URLS = [
     DEAD_POSTGRES,
@@ -82,7 +84,7 @@ def _lines() -> list[Any]:
 async def test_a_call_without_any_budget_never_touches_the_database() -> None:
     gate = _gate()
     key = ApiKey(id="alice", key_hash="0" * 64)
-    unbudgeted = Configuration(id="chat", mode="fixed")
+    unbudgeted = Configuration(id="chat", mode=ConfigurationMode.FIXED)
     assert await gate.reserve(key, unbudgeted, REQUEST, _no_models) is None
     await gate.count_hit(key, unbudgeted)
     assert gate.unchecked == 0
@@ -132,7 +134,9 @@ async def test_what_an_outage_admitted_refuses_calls_past_the_limit_on_its_own()
 async def test_an_outage_refusal_of_a_prompt_too_large_to_count_says_it_was_bounded() -> None:
     gate = _gate()
     metered = Configuration(
-        id="chat", mode="fixed", budget=BudgetSpec(daily=BudgetLimits(tokens=1_000_000))
+        id="chat",
+        mode=ConfigurationMode.FIXED,
+        budget=BudgetSpec(daily=BudgetLimits(tokens=1_000_000)),
     )
     text = "word " * 300_000  # 1.5 MB: past what is counted exactly
     huge = parse_inbound(
@@ -200,7 +204,7 @@ async def test_the_hold_counts_the_prompt_once_per_encoding_for_every_candidate_
     _ENGINES.append(engine)
     gate = DatabaseBudgets(engine, counter, hold_seconds=60)
     metered = Configuration(
-        id="chat", mode="fixed", budget=BudgetSpec(daily=BudgetLimits(tokens=9))
+        id="chat", mode=ConfigurationMode.FIXED, budget=BudgetSpec(daily=BudgetLimits(tokens=9))
     )
     request = parse_inbound(
         Endpoint.CHAT,

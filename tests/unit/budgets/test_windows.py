@@ -12,7 +12,7 @@ from gateway.budgets.windows import (
     window_end,
     window_start,
 )
-from gateway.domain.model import BudgetLimits, BudgetSpec, Configuration
+from gateway.domain.model import BudgetLimits, BudgetSpec, Configuration, ConfigurationMode
 from gateway.domain.settings import ApiKey
 
 NOW = datetime(2026, 12, 31, 23, 30, tzinfo=UTC)
@@ -23,7 +23,7 @@ def _key(budget: BudgetSpec | None) -> ApiKey:
 
 
 def _configuration(budget: BudgetSpec | None = None) -> Configuration:
-    return Configuration(id="chat", mode="fixed", model="small", budget=budget)
+    return Configuration(id="chat", mode=ConfigurationMode.FIXED, model="small", budget=budget)
 
 
 def test_daily_window_is_the_utc_day_and_resets_at_the_next_midnight() -> None:

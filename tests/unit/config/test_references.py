@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.domain.model import Configuration
+from gateway.domain.model import Configuration, ConfigurationMode
 
 from .support import MINIMAL, load, problems_of, with_minimal
 
@@ -215,7 +215,9 @@ def test_expose_models_adds_a_fixed_configuration_per_model() -> None:
     )
 
     assert list(config.configurations) == ["chat", "m1", "m2"]
-    assert config.configurations["m1"] == Configuration(id="m1", mode="fixed", model="m1")
+    assert config.configurations["m1"] == Configuration(
+        id="m1", mode=ConfigurationMode.FIXED, model="m1"
+    )
     assert config.expose_models is True
 
 

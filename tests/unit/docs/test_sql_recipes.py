@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from gateway.budgets.figures import Amounts
 from gateway.budgets.store import BudgetStore
 from gateway.budgets.windows import Period, budget_lines
-from gateway.domain.model import BudgetLimits, BudgetSpec, Configuration
+from gateway.domain.model import BudgetLimits, BudgetSpec, Configuration, ConfigurationMode
 from gateway.domain.settings import ApiKey
 from gateway.signals.quality import import_eval_results
 from gateway.telemetry.records import TelemetryRecord
@@ -174,7 +174,7 @@ async def seed(engine: AsyncEngine, now: datetime) -> None:
     assert writer.written == len(seed_calls(now))
     await import_eval_results(engine, EVALS)
     key = ApiKey(id="alice", key_hash="0" * 64, budget=BudgetSpec(daily=BudgetLimits(requests=100)))
-    lines = budget_lines(key, Configuration(id="smart-chat", mode="criteria"), now)
+    lines = budget_lines(key, Configuration(id="smart-chat", mode=ConfigurationMode.CRITERIA), now)
     assert lines and lines[0].period is Period.DAY
     held = Amounts(1, 1500, Decimal("0.01"))
     await BudgetStore(engine).reserve(lines, held, now + timedelta(minutes=20))

@@ -6,10 +6,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from gateway.domain.errors import UpstreamError
 from gateway.domain.usage import TokenCount
 from gateway.pipeline.stream_open import counting_tracker, open_checked
 from gateway.streaming.sse import EventTooLarge
-from gateway.upstream.base import UpstreamError
 from gateway.usage.tokens import CharEstimateCounter
 
 EVENT = b'data: {"choices": [{"delta": {"content": "hi"}}]}\n\n'

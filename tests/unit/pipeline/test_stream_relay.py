@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Iterator
 import msgspec
 import pytest
 
-from gateway.domain.model import AdapterType, Configuration, Model, Provider
+from gateway.domain.model import AdapterType, Configuration, ConfigurationMode, Model, Provider
 from gateway.inbound import Endpoint, parse_inbound
 from gateway.pipeline.context import CallContext, Target
 from gateway.pipeline.stream import StreamRelay
@@ -52,7 +52,9 @@ def _relay(counter: TiktokenCounter, finished: list[CallContext]) -> StreamRelay
     ctx = CallContext(request, None, "stream-1", time.monotonic() + 60)
     model = Model(id="m", provider="p", name="gpt-4o")
     provider = Provider(id="p", adapter=AdapterType.OPENAI, base_url="http://127.0.0.1:9/v1")
-    target = Target(Configuration(id="chat", mode="fixed", model="m"), model, provider, None)
+    target = Target(
+        Configuration(id="chat", mode=ConfigurationMode.FIXED, model="m"), model, provider, None
+    )
 
     async def finish(ended: CallContext) -> None:
         finished.append(ended)

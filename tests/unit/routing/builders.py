@@ -9,6 +9,7 @@ from gateway.domain.model import (
     AdapterType,
     Capability,
     Configuration,
+    ConfigurationMode,
     Criteria,
     Model,
     Operation,
@@ -59,7 +60,9 @@ def model(
 def config(
     mode: PolicyMode | None = None, *, criteria: Criteria | None = None, cid: str = "smart"
 ) -> Configuration:
-    return Configuration(id=cid, mode="criteria", policy_mode=mode, criteria=criteria or Criteria())
+    return Configuration(
+        id=cid, mode=ConfigurationMode.CRITERIA, policy_mode=mode, criteria=criteria or Criteria()
+    )
 
 
 def figures(

@@ -6,6 +6,7 @@ from gateway.domain.model import (
     AdapterType,
     Capability,
     Criteria,
+    Enforcement,
     Model,
     Operation,
     Provider,
@@ -149,7 +150,7 @@ def test_operation_and_required_capabilities_follow_the_request() -> None:
 
 
 def test_observe_mode_refuses_nothing_but_warns() -> None:
-    routing = RoutingSettings(operation_capability_enforcement="observe")
+    routing = RoutingSettings(operation_capability_enforcement=Enforcement.OBSERVE)
     embedder = model("embedder", caps=[Capability.EMBEDDINGS])
     chatter = model("chatter", caps=[Capability.CHAT])
     required = frozenset({Capability.CHAT})
@@ -167,18 +168,18 @@ def test_observe_mode_refuses_nothing_but_warns() -> None:
 def test_a_configuration_overrides_the_routing_enforcement_both_ways() -> None:
     embedder = model("embedder", caps=[Capability.EMBEDDINGS])
     required = frozenset({Capability.CHAT})
-    lenient = replace(config(), operation_capability_enforcement="observe")
+    lenient = replace(config(), operation_capability_enforcement=Enforcement.OBSERVE)
     decision = decide(lenient, Operation.CHAT, required, snapshot([embedder]))
     assert decision.rejected == () and decision.selected == embedder
 
-    strict = replace(config(), operation_capability_enforcement="enforce")
-    observing = RoutingSettings(operation_capability_enforcement="observe")
+    strict = replace(config(), operation_capability_enforcement=Enforcement.ENFORCE)
+    observing = RoutingSettings(operation_capability_enforcement=Enforcement.OBSERVE)
     decision = decide(strict, Operation.CHAT, required, snapshot([embedder], routing=observing))
     assert [r.reason for r in decision.rejected] == [R.OPERATION_CAPABILITY_MISSING]
 
 
 def test_observe_mode_still_enforces_criteria() -> None:
-    routing = RoutingSettings(operation_capability_enforcement="observe")
+    routing = RoutingSettings(operation_capability_enforcement=Enforcement.OBSERVE)
     criteria = Criteria(capabilities=frozenset({Capability.VISION}))
     decision = decide(
         config(criteria=criteria), Operation.CHAT, CHAT, snapshot([model("a")], routing=routing)
@@ -224,18 +225,17 @@ def test_rejection_names_sorted_distinct() -> None:
     assert decision.rejection_names() == "CAPABILITY_MISSING,CONTEXT_TOO_SMALL"
 
 
-def test_refusal_message_names_configuration_and_each_reason() -> None:
+def test_refusal_reasons_name_each_refused_model_and_its_reason() -> None:
     _, decision = _reasons(
         Criteria(min_context_length=100),
         model("emb", caps=[Capability.EMBEDDINGS], context=1000),
         model("small", context=10),
     )
-    message = decision.refusal_message()
-    assert "'smart'" in message
-    assert "emb (OPERATION_CAPABILITY_MISSING)" in message
-    assert "small (CONTEXT_TOO_SMALL)" in message
+    assert decision.refusal_reasons() == (
+        "emb: OPERATION_CAPABILITY_MISSING, small: CONTEXT_TOO_SMALL"
+    )
     _, empty = _reasons(Criteria(), model("off", active=False))
-    assert "no active model" in empty.refusal_message()
+    assert empty.refusal_reasons() == "no active models"
 
 
 def test_cost_basis_column_is_empty_where_cost_is_not_collected() -> None:

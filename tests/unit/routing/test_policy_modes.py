@@ -92,9 +92,9 @@ def test_configuration_mode_overrides_global_and_override_param_wins() -> None:
 
 
 def test_fixed_configuration_takes_no_decision() -> None:
-    from gateway.domain.model import Configuration
+    from gateway.domain.model import Configuration, ConfigurationMode
 
-    fixed = Configuration(id="f", mode="fixed", model="a")
+    fixed = Configuration(id="f", mode=ConfigurationMode.FIXED, model="a")
     with pytest.raises(ValueError):
         decide(fixed, Operation.CHAT, CHAT, snapshot([model("a")]))
 

@@ -10,7 +10,9 @@ import pytest
 from gateway.domain.model import (
     Capability,
     Configuration,
+    ConfigurationMode,
     Criteria,
+    Enforcement,
     Operation,
     PolicyMode,
     RoutingSettings,
@@ -166,7 +168,7 @@ def test_readout_mode_override_and_null_selection() -> None:
 
 
 def test_readout_shows_observe_warnings() -> None:
-    routing = RoutingSettings(operation_capability_enforcement="observe")
+    routing = RoutingSettings(operation_capability_enforcement=Enforcement.OBSERVE)
     snap = snapshot([model("emb", caps=[Capability.EMBEDDINGS])], routing=routing)
     out = explain(decide(config(), Operation.CHAT, CHAT, snap))
     assert out["rejected"] == []
@@ -174,7 +176,7 @@ def test_readout_shows_observe_warnings() -> None:
 
 
 def test_explain_fixed_invents_nothing() -> None:
-    fixed = Configuration(id="plain", mode="fixed", model="gpt-4o-mini")
+    fixed = Configuration(id="plain", mode=ConfigurationMode.FIXED, model="gpt-4o-mini")
     out = explain_fixed(fixed, model("gpt-4o-mini", "openai-main"), Operation.STREAM)
     assert out == {
         "configuration": "plain",
@@ -217,7 +219,7 @@ def test_table_shows_the_decision_and_its_blind_spot() -> None:
 
 
 def test_table_for_fixed_configuration() -> None:
-    fixed = Configuration(id="plain", mode="fixed", model="m")
+    fixed = Configuration(id="plain", mode=ConfigurationMode.FIXED, model="m")
     table = render_table(explain_fixed(fixed, model("m", "p1"), Operation.CHAT))
     assert "fixed" in table and "m on p1" in table
 

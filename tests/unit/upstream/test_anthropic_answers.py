@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from gateway.domain.usage import Usage
-from gateway.upstream.anthropic_errors import map_error
-from gateway.upstream.anthropic_translate import (
+from gateway.upstream.anthropic.errors import map_error
+from gateway.upstream.anthropic.translate import (
     from_messages_response,
     usage_from_anthropic,
 )

@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from gateway.upstream.anthropic_options import DROPPED, REFUSED_UNLESS_DEFAULT, TRANSLATED
-from gateway.upstream.anthropic_translate import TranslationError, to_messages_request
+from gateway.domain.errors import TranslationError
+from gateway.upstream.anthropic.options import DROPPED, REFUSED_UNLESS_DEFAULT, TRANSLATED
+from gateway.upstream.anthropic.translate import to_messages_request
 from tests.support.openai_schema import document
 
 MODEL = "claude-sonnet-4-5"

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from gateway.upstream.anthropic_translate import (
+from gateway.upstream.anthropic.translate import (
     TranslationError,
     to_messages_request,
 )

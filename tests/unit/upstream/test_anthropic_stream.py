@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.domain.usage import Usage
-from gateway.upstream.anthropic_stream import StreamTranslator
+from gateway.upstream.anthropic.stream import StreamTranslator
 from tests.support.openai_schema import assert_valid
 
 MODEL = "claude-sonnet-4-5"

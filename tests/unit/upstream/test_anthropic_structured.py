@@ -9,9 +9,9 @@ import pytest
 from openai.lib._parsing._completions import type_to_response_format_param
 from pydantic import BaseModel
 
-from gateway.upstream.anthropic_stream import StreamTranslator
-from gateway.upstream.anthropic_tools import JSON_OBJECT_TOOL
-from gateway.upstream.anthropic_translate import (
+from gateway.upstream.anthropic.stream import StreamTranslator
+from gateway.upstream.anthropic.tools import JSON_OBJECT_TOOL
+from gateway.upstream.anthropic.translate import (
     TranslationError,
     from_messages_response,
     translate_request,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.upstream.base import UpstreamError, kind_for_status
+from gateway.domain.errors import UpstreamError
+from gateway.domain.failures import FailureKind, kind_for_status
 from gateway.upstream.retry import should_retry
 
 
@@ -26,12 +27,14 @@ def test_each_status_has_its_kind_and_row_class(
     status: int, kind: str, error_class: str, retryable: bool
 ) -> None:
     assert kind_for_status(status) == kind
-    error = UpstreamError(kind, "x", status=status)
+    error = UpstreamError(FailureKind(kind), "x", status=status)
     assert (error.error_class, error.retryable) == (error_class, retryable)
 
 
 def test_a_refused_credential_falls_back_but_is_never_retried_on_its_provider() -> None:
-    refused = UpstreamError("auth_rejected", "provider p rejected the gateway's credentials")
+    refused = UpstreamError(
+        FailureKind.AUTH_REJECTED, "provider p rejected the gateway's credentials"
+    )
     assert refused.retryable  # the fallbacks may answer
     assert not should_retry(refused, attempt=0, max_retries=5)
-    assert should_retry(UpstreamError("invalid_response", "a redirect"), 0, 5)
+    assert should_retry(UpstreamError(FailureKind.INVALID_RESPONSE, "a redirect"), 0, 5)

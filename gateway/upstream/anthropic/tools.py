@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.upstream.anthropic_errors import TranslationError
+from gateway.domain.errors import TranslationError
 
 JSON_OBJECT_TOOL = "json_object"
 _OPEN_OBJECT: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": True}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.domain.errors import error_type_for
+from gateway.domain.errors import envelope
 from gateway.upstream.error_body import ErrorBody, openai_envelope
 
 # Anthropic's documented error types and the status each comes with.
@@ -20,20 +20,6 @@ STATUS_BY_ERROR_TYPE = {
     "timeout_error": 504,
     "overloaded_error": 529,
 }
-
-
-class TranslationError(ValueError):
-    """The client's request cannot be expressed for Anthropic: answer it with a 400."""
-
-    def __init__(self, message: str, param: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.param = param
-
-
-def error_envelope(status: int, message: str, code: str | None) -> dict[str, Any]:
-    error = {"message": message, "type": error_type_for(status), "param": None, "code": code}
-    return {"error": error}
 
 
 def parse_error(data: Any) -> tuple[str | None, str | None]:
@@ -60,4 +46,4 @@ def map_error(status: int, body: ErrorBody) -> tuple[int, dict[str, Any]]:
     if kind is None and message is None:
         return status, openai_envelope(status, body)
     text = message or f"the Anthropic upstream answered HTTP {status}"
-    return status, error_envelope(status, text, kind or "upstream_error")
+    return status, envelope(status, text, code=kind or "upstream_error")

@@ -1,4 +1,4 @@
-"""Anthropic's Messages API behind the OpenAI chat API (translation in anthropic_translate)."""
+"""Anthropic's Messages API behind the OpenAI chat API (the translation is in translate.py)."""
 
 from __future__ import annotations
 
@@ -6,24 +6,32 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
-import aiohttp
 import httpx
 import msgspec
 
+from gateway.domain.errors import TranslationError, UpstreamError, as_gateway_error, envelope
+from gateway.domain.failures import FailureKind, kind_for_status
 from gateway.inbound import Endpoint
 from gateway.streaming.sse import EventTooLarge, SSEDecoder, encode_event
-from gateway.upstream.anthropic_errors import TranslationError, error_envelope, map_error
-from gateway.upstream.anthropic_stream import StreamTranslator
-from gateway.upstream.anthropic_translate import (
+from gateway.upstream.anthropic.errors import map_error
+from gateway.upstream.anthropic.stream import StreamTranslator
+from gateway.upstream.anthropic.translate import (
     MessagesRequest,
     from_messages_response,
     translate_request,
     usage_from_anthropic,
 )
-from gateway.upstream.base import UpstreamCall, UpstreamError, UpstreamReply, kind_for_status
+from gateway.upstream.base import UpstreamCall, UpstreamReply
 from gateway.upstream.error_body import redact_json
-from gateway.upstream.http import UpstreamHTTP, body_chunks
-from gateway.upstream.openai_compat import read_json_object, send_json
+from gateway.upstream.http import (
+    TRANSPORT_ERRORS,
+    UpstreamHTTP,
+    body_chunks,
+    first_chunk,
+    read_json_object,
+    relay_rest,
+    send_json,
+)
 
 DEFAULT_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096  # when the model declares no maxOutputTokens
@@ -39,7 +47,7 @@ class AnthropicAdapter:
         response = await self._send(call, request)
         message = await read_json_object(response, self._client.limits.body_bytes)
         if message.get("type") == "error":
-            raise UpstreamError("invalid_response", "upstream answered no message")
+            raise UpstreamError(FailureKind.INVALID_RESPONSE, "upstream answered no message")
         body = from_messages_response(message, int(time.time()), request.response_tool)
         usage = message.get("usage")
         return UpstreamReply(
@@ -53,17 +61,7 @@ class AnthropicAdapter:
         response = await self._send(call, request)
         translator = StreamTranslator(call.model.name, int(time.time()), request.response_tool)
         events = _translate(response, translator, self._client.limits.event_bytes)
-        try:
-            first = await anext(events)
-        except StopAsyncIteration:
-            await response.aclose()
-            raise UpstreamError(
-                "stream_cut", "upstream closed the stream before any byte", retryable=True
-            ) from None
-        except UpstreamError as error:
-            await response.aclose()
-            # Nothing reached the client yet: a fallback may still answer.
-            raise UpstreamError(error.kind, error.message, retryable=True) from error
+        first = await first_chunk(response, events)
         if translator.error is not None:  # the stream opened with an error: not a byte sent
             await events.aclose()
             status = translator.error_status or 500
@@ -73,7 +71,7 @@ class AnthropicAdapter:
                 status=status,
                 body=_ENCODER.encode(redact_json(translator.error, call.provider.api_key)),
             )
-        return _prepend(first, events)
+        return relay_rest(first, events, response)
 
     async def _send(self, call: UpstreamCall, request: MessagesRequest) -> httpx.Response:
         payload = request.payload
@@ -100,27 +98,27 @@ class AnthropicAdapter:
 def _translated(call: UpstreamCall) -> MessagesRequest:
     """The Messages API request, or the 400 a client reads for what cannot be translated."""
     if call.endpoint is not Endpoint.CHAT:
-        envelope = error_envelope(
+        refusal = envelope(
             400,
             f"The model '{call.model.id}' is served by Anthropic, which offers no "
             f"{call.endpoint.value} endpoint; use a chat model or another provider.",
-            "unsupported_operation",
+            code="unsupported_operation",
         )
         raise UpstreamError(
-            "http_4xx",
+            FailureKind.HTTP_4XX,
             "operation not offered by anthropic",
             status=400,
-            body=_ENCODER.encode(envelope),
+            body=_ENCODER.encode(refusal),
         )
     try:
         return translate_request(
             call.body, call.model.name, call.model.max_output_tokens or DEFAULT_MAX_TOKENS
         )
     except TranslationError as exc:
-        envelope = error_envelope(400, exc.message, "invalid_request")
-        envelope["error"]["param"] = exc.param
+        # Relayed as an upstream 400: the row records the provider it would have gone to.
+        refusal = as_gateway_error(exc).envelope()
         raise UpstreamError(
-            "http_4xx", exc.message, status=400, body=_ENCODER.encode(envelope)
+            FailureKind.HTTP_4XX, exc.message, status=400, body=_ENCODER.encode(refusal)
         ) from exc
 
 
@@ -142,11 +140,13 @@ async def _translate(
                     yield encode_event(_ENCODER.encode(_usage_chunk(translator)))
                     yield encode_event(b"[DONE]")
                     return
-    except (httpx.HTTPError, aiohttp.ClientError) as exc:
-        raise UpstreamError("stream_cut", f"upstream stream broke: {type(exc).__name__}") from exc
+    except TRANSPORT_ERRORS as exc:
+        raise UpstreamError(
+            FailureKind.STREAM_CUT, f"upstream stream broke: {type(exc).__name__}"
+        ) from exc
     except EventTooLarge as exc:
         raise UpstreamError(
-            "oversize", f"an upstream stream event exceeds {exc.limit} bytes"
+            FailureKind.OVERSIZE, f"an upstream stream event exceeds {exc.limit} bytes"
         ) from exc
     finally:
         await response.aclose()
@@ -169,17 +169,8 @@ def _translate_event(translator: StreamTranslator, name: str, data: str) -> byte
     except (msgspec.DecodeError, RecursionError):
         payload = None
     if not isinstance(payload, dict):
-        raise UpstreamError("invalid_response", "upstream sent an event that is not a JSON object")
+        raise UpstreamError(
+            FailureKind.INVALID_RESPONSE, "upstream sent an event that is not a JSON object"
+        )
     chunks = translator.feed(name or str(payload.get("type", "")), payload)
     return b"".join(encode_event(_ENCODER.encode(c)) for c in chunks)
-
-
-async def _prepend(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    try:
-        yield first
-        async for item in rest:
-            yield item
-    finally:
-        aclose = getattr(rest, "aclose", None)
-        if aclose is not None:
-            await aclose()

@@ -1,7 +1,7 @@
 """Pure translation between OpenAI Chat Completions and Anthropic's Messages API.
 
 Dicts in, dicts out: no HTTP here. The streaming half lives in
-`gateway.upstream.anthropic_stream`.
+`gateway.upstream.anthropic.stream`.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from gateway.domain.errors import TranslationError
 from gateway.domain.usage import Usage
-from gateway.upstream.anthropic_errors import TranslationError
-from gateway.upstream.anthropic_options import copy_options, refuse_unsupported
-from gateway.upstream.anthropic_tools import plan_tools
+from gateway.upstream.anthropic.options import copy_options, refuse_unsupported
+from gateway.upstream.anthropic.tools import plan_tools
 
 _SUPPORTED_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 _DATA_URL = re.compile(r"^data:(?P<media>[^;,]+);base64,(?P<data>.*)$", re.DOTALL)

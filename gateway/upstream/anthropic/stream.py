@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from gateway.domain.errors import envelope
 from gateway.domain.usage import Usage
-from gateway.upstream.anthropic_errors import STATUS_BY_ERROR_TYPE, error_envelope, parse_error
-from gateway.upstream.anthropic_translate import (
+from gateway.upstream.anthropic.errors import STATUS_BY_ERROR_TYPE, parse_error
+from gateway.upstream.anthropic.translate import (
     finish_reason,
     openai_usage,
     usage_from_anthropic,
@@ -163,7 +164,7 @@ class StreamTranslator:
         kind, message = parse_error(data)
         self._error_status = STATUS_BY_ERROR_TYPE.get(kind or "", 500)
         text = message or "the Anthropic upstream reported an error mid-stream"
-        self._error = error_envelope(self._error_status, text, kind or "upstream_error")
+        self._error = envelope(self._error_status, text, code=kind or "upstream_error")
 
     def _merge_usage(self, usage: Any) -> None:
         # Later events restate counts cumulatively: a present field replaces the earlier one.

@@ -10,7 +10,7 @@ Translated: ``model``, ``messages``, ``max_completion_tokens``/``max_tokens``,
 (``metadata.user_id``: both identify the end user for abuse detection),
 ``service_tier`` (``auto`` as is, ``default`` as ``standard_only``), ``n`` (1 only),
 ``tools``/``tool_choice``/``parallel_tool_calls`` and ``response_format`` (in
-``anthropic_tools``); ``stream_options.include_usage`` is the gateway's own.
+``tools``); ``stream_options.include_usage`` is the gateway's own.
 
 Refused with a 400 naming the field, unless it holds its default: ``logprobs``,
 ``top_logprobs``, ``logit_bias``, ``frequency_penalty``, ``presence_penalty``,
@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from gateway.upstream.anthropic_errors import TranslationError
+from gateway.domain.errors import TranslationError
 
 TRANSLATED = frozenset(
     {
