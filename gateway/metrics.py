@@ -7,6 +7,8 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
+from gateway.domain.failures import ErrorClass, FailureKind
+
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 
 
@@ -88,13 +90,15 @@ class Metrics:
             child = self._children[key] = metric.labels(*labels)
         return child
 
-    def observe_upstream(self, provider: str, seconds: float, error_kind: str | None) -> None:
+    def observe_upstream(
+        self, provider: str, seconds: float, error_kind: FailureKind | None
+    ) -> None:
         self._child(self.upstream_latency, provider).observe(seconds)
         if error_kind is not None:
             self._child(self.upstream_errors, provider, error_kind).inc()
 
     def observe_call(
-        self, operation: str, status: int, seconds: float, error_class: str | None
+        self, operation: str, status: int, seconds: float, error_class: ErrorClass | None
     ) -> None:
         self._child(self.requests, operation, str(status)).inc()
         self._child(self.latency, operation).observe(seconds)

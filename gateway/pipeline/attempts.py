@@ -27,7 +27,8 @@ from gateway.upstream.retry import retry_delay, why_not_retried
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 Dispatch = Callable[[Adapter, UpstreamCall], Awaitable[T]]
-UpstreamObserver = Callable[[str, float, str | None], None]  # provider id, seconds, error kind
+# provider id, seconds, the failure's kind (None: it answered)
+UpstreamObserver = Callable[[str, float, FailureKind | None], None]
 # Holds a fallback's own budget before it is tried; raises BudgetExceeded to skip it.
 FallbackAdmission = Callable[[Resolution], Awaitable[None]]
 

@@ -19,6 +19,7 @@ from gateway.domain.errors import (
     UpstreamRejected,
     as_gateway_error,
 )
+from gateway.domain.failures import ErrorClass
 from gateway.domain.model import Configuration, Model
 from gateway.domain.settings import ApiKey, GatewayConfig
 from gateway.domain.suggest import valid_hint
@@ -54,7 +55,7 @@ class TelemetrySink(Protocol):
 
 class CallObserver(Protocol):
     def observe_call(
-        self, operation: str, status: int, seconds: float, error_class: str | None
+        self, operation: str, status: int, seconds: float, error_class: ErrorClass | None
     ) -> None: ...
 
     def observe_capability_warning(self, configuration: str) -> None: ...

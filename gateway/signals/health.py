@@ -17,8 +17,13 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.db.tables import telemetry
 from gateway.domain import HealthSample
+from gateway.domain.failures import ErrorClass
 
-CALLER_FAULTS: tuple[str, ...] = ("upstream_4xx", "client_disconnected")
+# Plain strings (the members' values) as bound parameters: the column holds the value.
+CALLER_FAULTS: tuple[str, ...] = (
+    ErrorClass.UPSTREAM_4XX.value,
+    ErrorClass.CLIENT_DISCONNECTED.value,
+)
 
 _t = telemetry.c
 
