@@ -25,6 +25,8 @@ GatewayException
 │                           (gateway/upstream/error_body.py): described, never raised further
 ├── EvalImportError         eval results that cannot be imported (gateway/signals/quality.py):
 │                           the CLI prints each problem
+├── SuiteError              an eval suite that cannot be run (gateway/evals/suite.py): the
+│                           CLI prints each problem
 └── GatewayError            an answer: HTTP status, OpenAI type and code
     ├── InvalidRequest          400 invalid_request_error  invalid_request
     │   └── InvalidJson         400 invalid_request_error  invalid_json

@@ -14,6 +14,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, SchemaError
 
+from gateway.domain.errors import GatewayException
 from gateway.evals.graders import (
     Exact,
     Grader,
@@ -59,7 +60,7 @@ class EvalCase:
         return {**sent, "model": model, "messages": self.messages, "stream": False}
 
 
-class SuiteError(ValueError):
+class SuiteError(GatewayException, ValueError):
     """Lines that cannot be run, each as ``line N: why``; nothing was run."""
 
     def __init__(self, problems: list[str]) -> None:
