@@ -18,5 +18,5 @@ setup(
         f"{MIGRATIONS}.versions",
     ],
     package_dir={MIGRATIONS: "alembic"},
-    package_data={"gateway.api.static": ["*.html"], MIGRATIONS: ["script.py.mako"]},
+    package_data={"gateway.api.static": ["*.css", "*.js", "*.svg"], MIGRATIONS: ["script.py.mako"]},
 )

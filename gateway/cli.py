@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import ipaddress
 import logging
 import os
+import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,7 @@ from gateway.domain.settings import GatewayConfig
 
 log = logging.getLogger("gateway")
 CONFIG_ENV = "GATEWAY_CONFIG"
+MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"  # prometheus_client's multiprocess mode
 NO_KEY = (
     "refusing to start: no gateway key is configured. Either add keys under auth.keys, "
     'e.g. `keys: [{id: alice, key: "${ALICE_KEY}"}]` (or a keyHash that '
@@ -239,18 +243,53 @@ def _serve(args: argparse.Namespace) -> int:
         from gateway.api.workers import run_workers
 
         os.environ[CONFIG_ENV] = str(config_file)
-        run_workers(
-            "gateway.api.factory:app_from_env",
-            factory=True,
-            workers=config.server.workers,
-            **common,
-        )
+        with _metrics_directory():  # /metrics then sums every worker's metrics
+            if config.redis.url is None:
+                log.info(
+                    "server.workers: %d without redis.url: each worker keeps its own circuits "
+                    "and signal snapshots",
+                    config.server.workers,
+                )
+            run_workers(
+                "gateway.api.factory:app_from_env",
+                factory=True,
+                workers=config.server.workers,
+                **common,
+            )
         return 0
+    if os.environ.get(MULTIPROCESS_ENV):
+        _empty_metrics_directory(Path(os.environ[MULTIPROCESS_ENV]))
     from gateway.api.app import create_app
 
     app = create_app(config, config_file=config_file, digest=loaded.digest)
     uvicorn.run(app, **common)
     return 0
+
+
+@contextlib.contextmanager
+def _metrics_directory() -> Iterator[None]:
+    """Prometheus multiprocess mode for the workers about to start: the folder that
+    ``PROMETHEUS_MULTIPROC_DIR`` names, emptied of an earlier run's files, else a fresh
+    temporary one, removed when the server stops. Set before any worker imports
+    prometheus_client, which reads it then."""
+    named = os.environ.get(MULTIPROCESS_ENV)
+    if named:
+        _empty_metrics_directory(Path(named))
+        yield
+        return
+    directory = tempfile.mkdtemp(prefix="gateway-metrics-")
+    os.environ[MULTIPROCESS_ENV] = directory
+    try:
+        yield
+    finally:
+        del os.environ[MULTIPROCESS_ENV]
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _empty_metrics_directory(directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    for stale in directory.glob("*.db"):  # an earlier run's values would be added in
+        stale.unlink(missing_ok=True)
 
 
 def _upgrade_in_a_child(config_path: str) -> bool:

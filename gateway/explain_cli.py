@@ -6,13 +6,13 @@ import json
 import sys
 from pathlib import Path
 
+from gateway.circuits import InProcessCircuits
 from gateway.db.engine import create_engine
 from gateway.db.migrate import upgrade
 from gateway.domain.errors import GatewayError
 from gateway.domain.settings import GatewayConfig
 from gateway.pipeline.explain import explain_configuration
 from gateway.pipeline.snapshots import SnapshotSource
-from gateway.routing.circuit import CircuitBreakers
 from gateway.routing.readout import render_table
 from gateway.runtime import utc_now
 from gateway.signals.cache import SignalRefresher
@@ -37,7 +37,7 @@ async def explain_from_database(
     try:
         signals = SignalRefresher(engine, config, utc_now)
         await signals.refresh_now()
-        breakers = CircuitBreakers(
+        breakers = InProcessCircuits(
             config.circuit_breaker.failure_threshold, config.circuit_breaker.cooldown_seconds
         )
         snapshot = SnapshotSource(config, signals, breakers).snapshot()

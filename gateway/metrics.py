@@ -1,13 +1,31 @@
-"""Prometheus metrics, one registry per app (no module globals), names prefixed ``gateway_``."""
+"""Prometheus metrics, one registry per app (no module globals), names prefixed ``gateway_``.
+
+With several workers (``server.workers > 1``) ``gateway serve`` sets
+``PROMETHEUS_MULTIPROC_DIR`` before any worker starts: prometheus_client then keeps each
+worker's values in files there, and ``/metrics`` answers with the sum over every worker
+(its MultiProcessCollector), whichever worker takes the scrape. The gauges say how they
+add up: ``livesum`` for what is current (a dead worker's share drops out), ``sum`` for
+counts since start.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 
 from gateway.domain.failures import ErrorClass, FailureKind
+
+MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
+
+def multiprocess() -> bool:
+    """Do this process's metrics live in files shared with the other workers?"""
+    return bool(os.environ.get(MULTIPROCESS_ENV))
+
 
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 
@@ -57,27 +75,40 @@ class Metrics:
             "gateway_call_history_read_failures",
             "Failed call-history reads since start (the decision ran without history).",
             registry=self.registry,
+            multiprocess_mode="sum",
+        )
+        self.signal_reads = Gauge(
+            "gateway_signal_reads",
+            "Signal snapshots taken since start, by signal and source (database: read here;"
+            " shared: another process's read, taken from Redis).",
+            ["signal", "source"],
+            registry=self.registry,
+            multiprocess_mode="sum",
         )
         self.budget_unchecked = Gauge(
             "gateway_budget_unchecked_calls",
             "Calls admitted without a budget check while the database was unreachable.",
             registry=self.registry,
+            multiprocess_mode="sum",
         )
         self.budget_pending = Gauge(
             "gateway_budget_pending_calls",
             "Calls whose budget use is kept in memory until the database takes it"
             " (admitted during an outage, or their settlement failed).",
             registry=self.registry,
+            multiprocess_mode="livesum",
         )
         self.queue_depth = Gauge(
             "gateway_telemetry_queue_depth",
             "Telemetry rows waiting to be written.",
             registry=self.registry,
+            multiprocess_mode="livesum",
         )
         self.dropped_rows = Gauge(
             "gateway_telemetry_dropped_rows",
             "Telemetry rows dropped since start (queue full or database down too long).",
             registry=self.registry,
+            multiprocess_mode="sum",
         )
 
         # Labelled children, looked up once: .labels() costs more than the update itself.
@@ -108,7 +139,20 @@ class Metrics:
     def observe_capability_warning(self, configuration: str) -> None:
         self._child(self.capability_warnings, configuration).inc()
 
+    def set_gauge(self, metric: Any, value: float, *labels: str) -> None:
+        (self._child(metric, *labels) if labels else metric).set(value)
+
     def render(self, refresh: Callable[[Metrics], None] | None = None) -> bytes:
         if refresh is not None:
             refresh(self)
+        if multiprocess():
+            every_worker = CollectorRegistry()
+            MultiProcessCollector(every_worker)  # type: ignore[no-untyped-call]
+            return generate_latest(every_worker)
         return generate_latest(self.registry)
+
+    @staticmethod
+    def process_ended() -> None:
+        """A worker stops: its current (``livesum``) gauges leave the sum."""
+        if multiprocess():
+            mark_process_dead(os.getpid())  # type: ignore[no-untyped-call]

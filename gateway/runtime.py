@@ -14,34 +14,42 @@ configuration").
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from gateway import allocator
 from gateway.auth import KeyRing
 from gateway.budgets import DatabaseBudgets, hold_seconds_for
 from gateway.cache import StoredResponseCache, make_store
 from gateway.cache.keys import configuration_fingerprints
+from gateway.circuits import CircuitStates, InProcessCircuits
 from gateway.db.engine import create_engine
 from gateway.domain.settings import GatewayConfig
-from gateway.metrics import Metrics
+from gateway.metrics import Metrics, multiprocess
 from gateway.pipeline.attempts import Attempts
 from gateway.pipeline.context import Target
 from gateway.pipeline.resolve import Resolver
 from gateway.pipeline.service import Pipeline
 from gateway.pipeline.snapshots import SnapshotSource
-from gateway.routing.circuit import CircuitBreakers
 from gateway.routing.exploration import ExplorationCounts
-from gateway.signals.cache import SignalRefresher
+from gateway.signals.cache import SignalRefresher, SignalStore
 from gateway.telemetry.writer import TelemetryWriter
 from gateway.upstream.base import Adapter
 from gateway.upstream.http import ReadLimits, Transport, UpstreamHTTP
 from gateway.upstream.registry import AdapterRegistry
 from gateway.usage.tokens import TokenCounter, load_warning, make_default_counter
 
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
 log = logging.getLogger(__name__)
+
+GAUGE_REFRESH_SECONDS = 1.0  # several workers: each writes its gauges for the others' scrapes
 
 
 def utc_now() -> datetime:
@@ -86,7 +94,19 @@ class Runtime:
             retention_days=config.telemetry.retention_days,
             enabled=config.telemetry.enabled,
         )
-        self.breakers = self._breakers_for(config)
+        self._redis: Redis | None = None
+        self._signal_store: SignalStore | None = None
+        if config.redis.url:
+            # Every process of the deployment shares circuits and signal snapshots
+            # (docs/operations.md, "What is shared between processes"). Imported only
+            # here: the Redis client costs a process that uses none about 6 MB.
+            from gateway.db.redis_client import redis_client
+            from gateway.signals.redis_store import RedisSignalStore
+
+            self._redis = redis_client(config.redis.url)
+            self._signal_store = RedisSignalStore(self._redis, config)
+        self.breakers: CircuitStates = self._breakers_for(config)
+        self._gauges: asyncio.Task[None] | None = None
         server = config.server
         self.http = UpstreamHTTP(
             transport,
@@ -139,7 +159,7 @@ class Runtime:
         return self.serving.version
 
     def _serving(self, config: GatewayConfig, version: ConfigVersion) -> Serving:
-        signals = SignalRefresher(self.engine, config, utc_now)
+        signals = SignalRefresher(self.engine, config, utc_now, store=self._signal_store)
         snapshots = SnapshotSource(config, signals, self.breakers)
         resolver = Resolver(
             config,
@@ -165,10 +185,13 @@ class Runtime:
             config, version, KeyRing(config.auth), signals, snapshots, resolver, pipeline
         )
 
-    @staticmethod
-    def _breakers_for(config: GatewayConfig) -> CircuitBreakers:
+    def _breakers_for(self, config: GatewayConfig) -> CircuitStates:
         settings = config.circuit_breaker
-        return CircuitBreakers(settings.failure_threshold, settings.cooldown_seconds)
+        if self._redis is not None:
+            from gateway.circuits.redis_circuits import RedisCircuits
+
+            return RedisCircuits(self._redis, settings.failure_threshold, settings.cooldown_seconds)
+        return InProcessCircuits(settings.failure_threshold, settings.cooldown_seconds)
 
     def _adapter_for(self, target: Target) -> Adapter:
         return self.adapters.for_type(target.provider.adapter)
@@ -182,8 +205,10 @@ class Runtime:
         checked the file (gateway.config.changes); restart-only sections are not applied.
         """
         old = self.serving
+        old_breakers = self.breakers
         if config.circuit_breaker != old.config.circuit_breaker:
             self.breakers = self._breakers_for(config)  # new thresholds: circuits start closed
+            await self.breakers.start()
         version = ConfigVersion(digest, utc_now(), old.version.generation + 1)
         new = self._serving(config, version)
         # The failure counts are the process's (gauges "since the process started").
@@ -193,26 +218,46 @@ class Runtime:
         await new.signals.start()
         self.serving = new  # one assignment: a call sees the old Serving or the new one
         await old.signals.stop()
+        if old_breakers is not self.breakers:
+            await old_breakers.stop()
         return new
 
     async def start(self) -> None:
         # Loading an encoding parses megabytes: at startup, off the loop, not on a first call.
         await asyncio.to_thread(self.counter.warm)
+        allocator.trim()  # what parsing the encoding files left free goes back to the system
         warning = load_warning(self.counter)
         if warning is not None:
             log.warning(warning)
         await self.writer.start()
+        await self.breakers.start()
         await self.signals.start()
         await self.budgets.start()
         await self.cache.start()
+        if multiprocess():
+            self._gauges = asyncio.create_task(self._refresh_gauges(), name="metrics-gauges")
 
     async def stop(self) -> None:
+        if self._gauges is not None:
+            self._gauges.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._gauges
         await self.cache.stop()
         await self.budgets.stop()
         await self.signals.stop()
+        await self.breakers.stop()
         await self.writer.stop()
         await self.http.aclose()
         await self.engine.dispose()
+        if self._redis is not None:
+            await self._redis.aclose()
+        self.refresh_gauges(self.metrics)
+        self.metrics.process_ended()
+
+    async def _refresh_gauges(self) -> None:
+        while True:
+            await asyncio.sleep(GAUGE_REFRESH_SECONDS)
+            self.refresh_gauges(self.metrics)
 
     def refresh_gauges(self, metrics: Metrics) -> None:
         metrics.queue_depth.set(self.writer.queue_depth)
@@ -220,3 +265,7 @@ class Runtime:
         metrics.history_read_failures.set(self.signals.history_read_failures)
         metrics.budget_unchecked.set(self.budgets.unchecked)
         metrics.budget_pending.set(self.budgets.recovery.pending_calls)
+        for name, count in self.signals.database_reads.items():
+            metrics.set_gauge(metrics.signal_reads, count, name, "database")
+        for name, count in self.signals.shared_reads.items():
+            metrics.set_gauge(metrics.signal_reads, count, name, "shared")

@@ -1,22 +1,18 @@
-"""The admin API: the routing readout ("Why this model?") and recent routed calls."""
+"""The admin API: the routing readout ("Why this model?") and recent routed calls.
+
+The console's pages and its own JSON endpoints are in gateway.api.console."""
 
 from __future__ import annotations
 
-import base64
-import functools
-import hashlib
 import os
-import re
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from importlib import resources
 from typing import Any
 
 from litestar import Controller, Request, get
 from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
-from litestar.response import Redirect, Response
 
+from gateway.api.console.access import access_of
 from gateway.domain.errors import AuthenticationFailed, InvalidRequest
 from gateway.pipeline.explain import explain_configuration
 from gateway.runtime import Runtime
@@ -24,10 +20,8 @@ from gateway.telemetry.queries import recent_routed_calls
 
 
 def admin_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
-    serving = connection.app.state.runtime.serving
-    if serving.keys.open and serving.config.auth.admin_key_hash is None:
-        return  # allowUnauthenticated on loopback with no admin key configured
-    if not serving.keys.is_admin(connection.headers.get("authorization")):
+    """The admin key, a console session, or keyless mode without an admin key."""
+    if not access_of(connection).allowed:
         raise AuthenticationFailed("Missing or invalid admin key.")
 
 
@@ -86,49 +80,3 @@ class AdminController(Controller):
             "generation": version.generation,
             "pid": os.getpid(),
         }
-
-
-@dataclass(frozen=True, slots=True)
-class _Page:
-    html: bytes
-    headers: dict[str, str]
-
-
-def _inline_hashes(html: bytes, tag: bytes) -> str:
-    """CSP sources admitting exactly the page's inline ``tag`` blocks, by their digest."""
-    blocks = re.findall(rb"<" + tag + rb">(.*?)</" + tag + rb">", html, re.DOTALL)
-    digests = (base64.b64encode(hashlib.sha256(block).digest()).decode() for block in blocks)
-    return " ".join(f"'sha256-{digest}'" for digest in digests) or "'none'"
-
-
-@functools.cache
-def _governance_page() -> _Page:
-    html = resources.files("gateway.api").joinpath("static/governance.html").read_bytes()
-    policy = (
-        "default-src 'self'; "
-        f"script-src {_inline_hashes(html, b'script')}; "
-        f"style-src {_inline_hashes(html, b'style')}; "
-        "object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-    )
-    # x-content-type-options comes with every answer (the server's default headers).
-    headers = {
-        "content-security-policy": policy,
-        "x-frame-options": "DENY",
-        "referrer-policy": "no-referrer",
-    }
-    return _Page(html, headers)
-
-
-@get("/admin", include_in_schema=False)
-async def governance_page(request: Request[Any, Any, Any]) -> Response[bytes] | Redirect:
-    """The page holds no data: it asks for the admin key and reads the admin API.
-
-    Served at ``/admin/``; ``/admin`` (which routes here too) redirects there, so the
-    address shows where the page lives.
-    """
-    if not request.scope.get("raw_path", b"/").endswith(b"/"):
-        query = request.scope.get("query_string", b"").decode("latin-1")
-        return Redirect(f"/admin/?{query}" if query else "/admin/", status_code=308)
-    page = _governance_page()
-    # Litestar adds the charset.
-    return Response(page.html, media_type="text/html", headers=page.headers)

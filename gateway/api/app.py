@@ -8,7 +8,9 @@ from pathlib import Path
 
 from litestar import Litestar
 
-from gateway.api.admin import AdminController, governance_page
+from gateway.api.admin import AdminController
+from gateway.api.console.access import build_signer
+from gateway.api.console.routes import CONSOLE_HANDLERS
 from gateway.api.errors import EXCEPTION_HANDLERS
 from gateway.api.keyless import keyless_guard
 from gateway.api.models import list_models
@@ -48,7 +50,7 @@ def create_app(
                 await watcher.stop()
             await runtime.stop()
 
-    return Litestar(
+    app = Litestar(
         route_handlers=[
             *PROXY_HANDLERS,
             list_models,
@@ -56,7 +58,7 @@ def create_app(
             readyz,
             metrics,
             AdminController,
-            governance_page,
+            *CONSOLE_HANDLERS,
         ],
         lifespan=[lifespan],
         middleware=[keyless_guard] if is_keyless(config.auth) else [],
@@ -67,3 +69,7 @@ def create_app(
         openapi_config=None,
         debug=False,
     )
+    app.state.console_signer = build_signer(
+        config.auth.admin_key_hash, config.auth.console_session_hours
+    )
+    return app

@@ -39,6 +39,7 @@ def resolve_auth(entry: AuthSchema, configurations: Ids, problems: Problems) -> 
         admin_key_hash=admin_key_hash,
         keys=tuple(keys),
         allow_unauthenticated=entry.allow_unauthenticated,
+        console_session_hours=entry.console_session_hours,
     )
 
 

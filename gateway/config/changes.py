@@ -20,6 +20,7 @@ RESTART_ONLY = (
     ("telemetry", "telemetry"),
     ("cache", "cache"),
     ("budgets", "budgets"),
+    ("redis", "redis"),
 )
 
 

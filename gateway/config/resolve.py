@@ -21,6 +21,7 @@ from gateway.config.schema import (
     ModelSchema,
     PriceSchema,
     ProviderSchema,
+    RedisSchema,
 )
 from gateway.config.sections import resolve_sections, to_budget
 from gateway.domain.model import (
@@ -33,7 +34,7 @@ from gateway.domain.model import (
     Price,
     Provider,
 )
-from gateway.domain.settings import CacheStoreSettings, GatewayConfig
+from gateway.domain.settings import CacheStoreSettings, GatewayConfig, RedisSettings
 
 ANTHROPIC_DEFAULT_VERSION = "2023-06-01"
 
@@ -45,7 +46,8 @@ def resolve(file: FileSchema, raw: Any, problems: Problems) -> GatewayConfig | N
     configurations, configuration_ids = _resolve_configurations(file, raw, model_ids, problems)
     _check_fallbacks(file.configurations, configuration_ids, problems)
     auth = resolve_auth(file.auth, configuration_ids, problems)
-    cache = _resolve_cache_store(file.cache, problems)
+    redis = _resolve_redis(file.redis, problems)
+    cache = _resolve_cache_store(file.cache, redis, problems)
     sections = resolve_sections(file)
     if problems:
         return None
@@ -55,6 +57,7 @@ def resolve(file: FileSchema, raw: Any, problems: Problems) -> GatewayConfig | N
         telemetry=sections.telemetry,
         expose_models=file.expose_models,
         cache=cache,
+        redis=redis,
         budgets=sections.budgets,
         auth=auth,
         routing=sections.routing,
@@ -275,7 +278,20 @@ def _report_cycles(edges: dict[str, list[tuple[str, str]]], problems: Problems) 
                 done.add(trail.pop())
 
 
-def _resolve_cache_store(entry: CacheStoreSchema, problems: Problems) -> CacheStoreSettings:
-    if entry.store.value == "redis" and entry.redis_url is None:
-        problems.add("cache.redisUrl", "required when store is 'redis'")
-    return CacheStoreSettings(store=entry.store.value, redis_url=entry.redis_url)
+REDIS_SCHEMES = ("redis", "rediss", "unix")
+
+
+def _resolve_redis(entry: RedisSchema, problems: Problems) -> RedisSettings:
+    if entry.url is not None and urlsplit(entry.url).scheme not in REDIS_SCHEMES:
+        problems.add("redis.url", "must be a redis://, rediss:// or unix:// URL")
+    return RedisSettings(url=entry.url)
+
+
+def _resolve_cache_store(
+    entry: CacheStoreSchema, redis: RedisSettings, problems: Problems
+) -> CacheStoreSettings:
+    # cache.redisUrl, when given, wins; else the deployment's redis.url serves the cache too.
+    url = entry.redis_url if entry.redis_url is not None else redis.url
+    if entry.store.value == "redis" and url is None:
+        problems.add("cache.redisUrl", "required when store is 'redis' and redis.url is not set")
+    return CacheStoreSettings(store=entry.store.value, redis_url=url)

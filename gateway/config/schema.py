@@ -117,6 +117,10 @@ class CacheStoreSchema(Section):
     redis_url: Annotated[str, NonEmpty()] | None = None
 
 
+class RedisSchema(Section):
+    url: Annotated[str, NonEmpty()] | None = None
+
+
 class BudgetsSchema(Section):
     on_database_outage: OutagePolicy = OutagePolicy.ADMIT
 
@@ -144,6 +148,7 @@ class AuthSchema(Section):
     admin_key: str | None = None
     keys: list[KeySchema] = []
     allow_unauthenticated: bool = False
+    console_session_hours: Annotated[int, Ge(1), Le(720)] = 12
 
 
 class ExplorationSchema(Section):
@@ -238,6 +243,7 @@ class FileSchema(Section):
     telemetry: TelemetrySchema = msgspec.field(default_factory=TelemetrySchema)
     expose_models: bool = False
     cache: CacheStoreSchema = msgspec.field(default_factory=CacheStoreSchema)
+    redis: RedisSchema = msgspec.field(default_factory=RedisSchema)
     budgets: BudgetsSchema = msgspec.field(default_factory=BudgetsSchema)
     auth: AuthSchema = msgspec.field(default_factory=AuthSchema)
     routing: RoutingSchema = msgspec.field(default_factory=RoutingSchema)

@@ -15,6 +15,7 @@ from sqlalchemy import (
     SmallInteger,
     String,
     Table,
+    Text,
     UniqueConstraint,
     text,
 )
@@ -80,6 +81,8 @@ telemetry = Table(
     Column("estimated_input_tokens", Integer),
     Column("estimated_output_tokens", Integer),
     Column("estimated_cost", Money),
+    # Migration 0005: the decision detail the console shows (gateway.routing.detail), JSON.
+    Column("routing_detail", Text),
     # Migration 0006: routing.exploration chose the model, not the ranking.
     _flag("routing_explored"),
 )
@@ -100,6 +103,8 @@ Index(
     telemetry.c.actual_cost,
 )
 Index("ix_telemetry_health_window", telemetry.c.created_at, telemetry.c.provider)
+# Migration 0005: the console's Calls page filtered by configuration, newest first.
+Index("ix_telemetry_configuration_id", telemetry.c.configuration, telemetry.c.id)
 
 usage_daily = Table(
     "usage_daily",

@@ -42,7 +42,15 @@ class TelemetrySettings:
 @dataclass(frozen=True, slots=True)
 class CacheStoreSettings:
     store: str = "database"  # database | redis
-    redis_url: str | None = None
+    redis_url: str | None = field(default=None, repr=False)  # may carry a password
+
+
+@dataclass(frozen=True, slots=True)
+class RedisSettings:
+    """The Redis every process of one deployment shares: circuit states, signal snapshots
+    (and the response cache with ``cache.store: redis``). None: each process keeps its own."""
+
+    url: str | None = field(default=None, repr=False)  # may carry a password
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +71,7 @@ class AuthSettings:
     admin_key_hash: str | None = field(default=None, repr=False)
     keys: tuple[ApiKey, ...] = ()
     allow_unauthenticated: bool = False
+    console_session_hours: int = 12  # how long a console sign-in lasts
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +94,7 @@ class GatewayConfig:
     telemetry: TelemetrySettings = TelemetrySettings()
     expose_models: bool = False
     cache: CacheStoreSettings = CacheStoreSettings()
+    redis: RedisSettings = RedisSettings()
     budgets: BudgetSettings = BudgetSettings()
     auth: AuthSettings = AuthSettings()
     routing: RoutingSettings = RoutingSettings()

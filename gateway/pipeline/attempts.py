@@ -8,6 +8,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+from gateway.circuits import CircuitStates
 from gateway.domain.errors import (
     BudgetExceeded,
     GatewayError,
@@ -18,9 +19,14 @@ from gateway.domain.errors import (
 )
 from gateway.domain.failures import ErrorClass, FailureKind
 from gateway.domain.model import Configuration
-from gateway.pipeline.context import CallContext, Target, note_attempt, note_served
+from gateway.pipeline.context import (
+    CallContext,
+    Target,
+    note_attempt,
+    note_served,
+    note_step,
+)
 from gateway.pipeline.resolve import Resolution, Resolver
-from gateway.routing.circuit import CircuitBreakers
 from gateway.upstream.base import Adapter, UpstreamCall
 from gateway.upstream.retry import retry_delay, why_not_retried
 
@@ -37,7 +43,7 @@ class Attempts:
     def __init__(
         self,
         resolver: Resolver,
-        breakers: CircuitBreakers,
+        breakers: CircuitStates,
         adapters: Callable[[Target], Adapter],
         observe: UpstreamObserver,
     ) -> None:
@@ -62,26 +68,34 @@ class Attempts:
         for index, step in enumerate(plan):
             resolution = self._resolver.resolved(step, ctx.request)
             target = resolution.target
+            cid = resolution.configuration.id
             if target is None:
                 failures.append((resolution, None))
+                note_step(ctx.record, cid, None, resolution.failure or "no_eligible_model")
                 continue
             if index > 0 and admit_fallback is not None:
                 try:
                     await admit_fallback(resolution)
                 except BudgetExceeded as error:
                     refused = error
+                    note_step(ctx.record, cid, target, "budget_refused")
                     continue
             refused = None
             if index > 0:  # fallback_attempts counts the sibling dispatches
                 ctx.record.fallback_attempts += 1
             note_attempt(ctx.record, target)
+            retries_before = ctx.record.provider_retries
             try:
                 result = await self._with_retries(ctx, target, dispatch)
             except UpstreamError as error:
+                retries = ctx.record.provider_retries - retries_before
+                note_step(ctx.record, cid, target, error.kind, error.status, retries)
                 if not error.retryable:
                     raise UpstreamRejected(error) from error
                 failures.append((resolution, error))
                 continue
+            retries = ctx.record.provider_retries - retries_before
+            note_step(ctx.record, cid, target, "served", None, retries)
             note_served(ctx.record, target)
             return result, target
         if refused is not None:

@@ -10,6 +10,7 @@ from gateway.domain.model import Configuration, Model, Provider
 from gateway.hooks import Reservation
 from gateway.inbound import InboundRequest
 from gateway.routing.decision import Decision
+from gateway.routing.detail import AttemptNote, CallTrail
 from gateway.telemetry.records import TelemetryRecord
 
 
@@ -23,7 +24,37 @@ class Target:
     decision: Decision | None  # None for fixed mode
 
 
+def trail_of(record: TelemetryRecord) -> CallTrail:
+    """The record's decision detail, started on first use."""
+    if record.trail is None:
+        record.trail = CallTrail()
+    return record.trail
+
+
+def note_step(
+    record: TelemetryRecord,
+    configuration: str,
+    target: Target | None,
+    outcome: str,
+    status: int | None = None,
+    retries: int = 0,
+) -> None:
+    """One step of the plan (primary or fallback) and how it ended."""
+    provider = target.provider.id if target is not None else None
+    model = target.model.id if target is not None else None
+    trail_of(record).attempts.append(
+        AttemptNote(configuration, provider, model, outcome, status, retries)
+    )
+
+
+def note_fixed(record: TelemetryRecord, model: Model, provider_id: str) -> None:
+    trail = trail_of(record)
+    trail.fixed_model = model.id
+    trail.fixed_provider = provider_id
+
+
 def note_decision(record: TelemetryRecord, decision: Decision) -> None:
+    trail_of(record).decision = decision
     record.routing_policy_mode = decision.mode.value
     record.routing_candidates = decision.candidate_count
     record.routing_rejections = decision.rejection_names()

@@ -7,12 +7,12 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from gateway.circuits import CircuitStates
 from gateway.domain.failures import ErrorClass, ResolutionFailure
 from gateway.domain.model import Capability, Configuration, Enforcement, Model, PolicyMode
 from gateway.domain.settings import GatewayConfig
 from gateway.inbound import InboundRequest
 from gateway.pipeline.context import Target
-from gateway.routing.circuit import CircuitBreakers
 from gateway.routing.decision import Decision
 from gateway.routing.eligibility import enforcement_for, missing_for_operation
 from gateway.routing.exploration import ExplorationCounts, RandomSource, explore
@@ -57,7 +57,7 @@ class Resolver:
     def __init__(
         self,
         config: GatewayConfig,
-        breakers: CircuitBreakers,
+        breakers: CircuitStates,
         snapshot: Callable[[], Snapshot],
         health_scores: Callable[[], Mapping[str, float]],
         *,

@@ -34,7 +34,7 @@ from gateway.hooks import (
 from gateway.inbound import Endpoint, InboundRequest
 from gateway.pipeline.accounting import account_reported, estimate_whole
 from gateway.pipeline.attempts import Attempts, FallbackAdmission
-from gateway.pipeline.context import CallContext, Target, note_decision
+from gateway.pipeline.context import CallContext, Target, note_decision, note_fixed, trail_of
 from gateway.pipeline.resolve import Resolution, Resolver
 from gateway.pipeline.stream import StreamRelay
 from gateway.pipeline.stream_open import OpenedStream, counting_tracker, open_checked
@@ -275,6 +275,9 @@ class Pipeline:
         if primary.decision is not None:
             note_decision(ctx.record, primary.decision)
             ctx.record.routing_explored = primary.explored
+        elif configuration.model is not None:  # fixed mode: the model it names
+            model = self._config.model(configuration.model)
+            note_fixed(ctx.record, model, model.provider)
         self._warn_observed(ctx, primary)
         return primary
 
@@ -372,6 +375,7 @@ class Pipeline:
         ctx.record.http_status = status
         if ctx.record.error_class is None and error.error_class is not None:
             ctx.record.error_class = error.error_class
+        trail_of(ctx.record).error_message = error.message
         # An unknown configuration is the client's text: it goes in no header.
         known = not isinstance(error, ModelNotFound)
         return error_answer(error, _failure_headers(ctx) if known else None)

@@ -6,9 +6,9 @@ import time
 from collections.abc import Mapping
 from typing import Protocol
 
+from gateway.circuits import CircuitStates
 from gateway.domain.settings import GatewayConfig
 from gateway.domain.signals import HealthSample, HistoryFigures, HistoryKey
-from gateway.routing.circuit import CircuitBreakers
 from gateway.routing.health import health_score
 from gateway.routing.snapshot import Snapshot
 
@@ -28,7 +28,7 @@ class SignalSource(Protocol):
 
 class SnapshotSource:
     def __init__(
-        self, config: GatewayConfig, signals: SignalSource, breakers: CircuitBreakers
+        self, config: GatewayConfig, signals: SignalSource, breakers: CircuitStates
     ) -> None:
         self._config = config
         self._signals = signals

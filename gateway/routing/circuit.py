@@ -7,6 +7,9 @@ half-open --probe succeeds--> closed;  --probe fails--> open again (a fresh cool
 A probe whose verdict never arrives (the caller was cancelled) does not wedge
 the circuit: after another cooldown a new probe is admitted.
 Not thread-safe: it lives on the event loop's single thread.
+
+``adopt_open`` and ``close`` apply a state learned elsewhere (another process's
+circuit, shared through Redis: gateway/circuits); ``opened_at`` reads it back.
 """
 
 from __future__ import annotations
@@ -46,6 +49,19 @@ class CircuitBreakers:
             return CircuitState.HALF_OPEN
         return CircuitState.OPEN
 
+    def reopens_at(self, provider_id: str) -> float | None:
+        """When an open circuit's cooldown ends (the clock's time), None when closed."""
+        circuit = self._circuits.get(provider_id)
+        if circuit is None or circuit.opened_at is None:
+            return None
+        since = circuit.probe_started_at or circuit.opened_at
+        return since + self._cooldown
+
+    def failures(self, provider_id: str) -> int:
+        """Consecutive retryable failures counted since the last success."""
+        circuit = self._circuits.get(provider_id)
+        return circuit.failures if circuit is not None else 0
+
     def open_providers(self, now: float) -> frozenset[str]:
         """Providers whose calls would be refused now (routing marks them PROVIDER_UNAVAILABLE).
 
@@ -64,12 +80,37 @@ class CircuitBreakers:
         circuit.probe_started_at = now  # this call is the one half-open probe
         return True
 
-    def record_success(self, provider_id: str) -> None:
+    def record_success(self, provider_id: str) -> bool:
+        """The provider answered; True when that closed an open circuit (the probe won)."""
         circuit = self._circuits.get(provider_id)
-        if circuit is not None:
-            circuit.failures = 0
-            circuit.opened_at = None
-            circuit.probe_started_at = None
+        if circuit is None:
+            return False
+        was_open = circuit.opened_at is not None
+        circuit.failures = 0
+        circuit.opened_at = None
+        circuit.probe_started_at = None
+        return was_open
+
+    def opened_at(self, provider_id: str) -> float | None:
+        """When the provider's circuit opened (the clock passed in), None when closed."""
+        circuit = self._circuits.get(provider_id)
+        return None if circuit is None else circuit.opened_at
+
+    def opened(self) -> dict[str, float]:
+        """Every open circuit (half-open ones included) and when it opened."""
+        return {pid: c.opened_at for pid, c in self._circuits.items() if c.opened_at is not None}
+
+    def adopt_open(self, provider_id: str, opened_at: float) -> None:
+        """Open the circuit as of ``opened_at`` (a cooldown from then), as another process
+        opened it; a probe this process had in flight no longer holds the slot."""
+        circuit = self._circuits.setdefault(provider_id, _Circuit())
+        circuit.failures = max(circuit.failures, self._threshold)
+        circuit.opened_at = opened_at
+        circuit.probe_started_at = None
+
+    def close(self, provider_id: str) -> bool:
+        """Close the circuit, as another process's probe succeeded; True when it was open."""
+        return self.record_success(provider_id)
 
     @property
     def cooldown_seconds(self) -> float:

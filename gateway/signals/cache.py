@@ -5,9 +5,12 @@ attributes, no I/O. Background tasks refresh them, each on its own period
 (``health.cacheSeconds``, ``routing.callHistoryCacheSeconds``, 60 s for quality).
 
 Snapshots also pass through a :class:`SignalStore`. The in-process store is a
-dict; a shared store (Redis) lets several workers share one read: a refresher
-that finds a snapshot younger than its period in the store takes it instead
-of querying the database.
+dict; a shared store (Redis, gateway/signals/redis_store.py) lets every worker and
+replica share one read per period: a refresher that finds a snapshot younger than
+its period in the store takes it instead of querying the database; one that finds
+it stale reads the database only if it gets the signal's lease, and otherwise waits
+for the holder's snapshot. A store that fails is logged once and skipped: each
+process then reads the database itself until the store answers again.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, Protocol, TypeVar
@@ -37,6 +42,8 @@ QualityMap = dict[tuple[str, str], float]
 HistoryMap = dict[HistoryKey, HistoryFigures]
 
 QUALITY_REFRESH_SECONDS = 60.0
+LEASE_SECONDS = 10.0  # a read slower than this lets another process read too
+LEASE_POLL_SECONDS = 0.05  # how often a process without the lease looks for the snapshot
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +59,10 @@ class SignalStore(Protocol):
     async def set_quality(self, snapshot: Snapshot[QualityMap]) -> None: ...
     async def get_history(self) -> Snapshot[HistoryMap] | None: ...
     async def set_history(self, snapshot: Snapshot[HistoryMap]) -> None: ...
+    def lease(self, name: str, seconds: float) -> AbstractAsyncContextManager[bool]:
+        """Held while this process reads signal ``name`` from the database: True when it
+        got it (no other process is reading it), for at most ``seconds``."""
+        ...
 
 
 class InProcessSignalStore:
@@ -80,6 +91,10 @@ class InProcessSignalStore:
     async def set_history(self, snapshot: Snapshot[HistoryMap]) -> None:
         self._history = snapshot
 
+    @contextlib.asynccontextmanager
+    async def lease(self, name: str, seconds: float) -> AsyncIterator[bool]:
+        yield True  # one process: its own loops never read the same signal at once
+
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
@@ -104,6 +119,7 @@ class SignalRefresher:
         *,
         store: SignalStore | None = None,
         quality_seconds: float = QUALITY_REFRESH_SECONDS,
+        lease_seconds: float = LEASE_SECONDS,
     ) -> None:
         self._engine = engine
         self._config = config
@@ -118,6 +134,11 @@ class SignalRefresher:
         self.health_read_failures = 0
         self.quality_read_failures = 0
         self.history_read_failures = 0
+        # Per signal: reads of the database, and snapshots taken from the store instead.
+        self.database_reads: dict[str, int] = {}
+        self.shared_reads: dict[str, int] = {}
+        self.store_answers = True  # False while the store fails (each read goes to the database)
+        self._lease_seconds = lease_seconds
         self._sources = self._build_sources(quality_seconds)
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -127,10 +148,11 @@ class SignalRefresher:
         return self._config.routing.call_history and self._config.telemetry.enabled
 
     async def start(self) -> None:
-        """Read every signal once, then keep them fresh in the background."""
+        """Read every signal once (or take another process's fresh snapshot), then keep
+        them fresh in the background."""
         if self._tasks:
             return
-        await self.refresh_now()
+        await self.refresh_due()
         self._tasks = [
             asyncio.create_task(self._loop(source), name=f"signals-{source.name}")
             for source in self._sources
@@ -195,19 +217,88 @@ class SignalRefresher:
             await self._refresh(source, reuse_shared=True)
 
     async def _refresh(self, source: _Source[T], *, reuse_shared: bool) -> None:
+        if not reuse_shared:
+            await self._read(source)
+            return
+        if self._take_shared(source, await self._load(source)):
+            return
+        async with self._leased(source) as held:
+            if held:
+                # Look again: a holder that finished between our look and our lease saved
+                # a fresh snapshot already.
+                if not self._take_shared(source, await self._load(source)):
+                    await self._read(source)
+                return
+        # Another process is reading it: take its snapshot when it lands.
+        deadline = time.monotonic() + self._lease_seconds
+        while time.monotonic() < deadline:
+            await asyncio.sleep(LEASE_POLL_SECONDS)
+            if self._take_shared(source, await self._load(source)):
+                return
+        await self._read(source)  # it never came: the holder died or is slow
+
+    def _take_shared(self, source: _Source[T], shared: Snapshot[T] | None) -> bool:
+        if shared is None or self._clock() - shared.taken_at >= timedelta(seconds=source.period):
+            return False
+        source.apply(shared)  # another worker read it recently
+        self.shared_reads[source.name] = self.shared_reads.get(source.name, 0) + 1
+        return True
+
+    async def _read(self, source: _Source[T]) -> None:
         now = self._clock()
         try:
-            shared = await source.load() if reuse_shared else None
-            if shared is not None and now - shared.taken_at < timedelta(seconds=source.period):
-                source.apply(shared)  # another worker read it recently
-                return
             snapshot = Snapshot(await source.read(now), now)
-            await source.save(snapshot)
         except Exception as exc:  # a failed read degrades the signal, never a call
             log.warning("signals: %s read failed (%s)", source.name, describe_error(exc))
             source.apply(None)
             return
+        self.database_reads[source.name] = self.database_reads.get(source.name, 0) + 1
         source.apply(snapshot)
+        try:
+            await source.save(snapshot)
+        except Exception as exc:
+            self._store_failed(exc)
+        else:
+            self._store_answered()
+
+    async def _load(self, source: _Source[T]) -> Snapshot[T] | None:
+        try:
+            shared = await source.load()
+        except Exception as exc:
+            self._store_failed(exc)
+            return None
+        self._store_answered()
+        return shared
+
+    @contextlib.asynccontextmanager
+    async def _leased(self, source: _Source[T]) -> AsyncIterator[bool]:
+        """The store's lease on ``source``; a store that fails counts as held (read it)."""
+        lease = self._store.lease(source.name, self._lease_seconds)
+        try:
+            held = await lease.__aenter__()
+        except Exception as exc:
+            self._store_failed(exc)
+            yield True
+            return
+        try:
+            yield held
+        finally:
+            with contextlib.suppress(Exception):  # it expires on its own
+                await lease.__aexit__(None, None, None)
+
+    def _store_failed(self, exc: Exception) -> None:
+        if self.store_answers:
+            self.store_answers = False
+            log.warning(
+                "signals: the shared snapshot store does not answer (%s); each process "
+                "reads the database itself until it does",
+                describe_error(exc),
+            )
+
+    def _store_answered(self) -> None:
+        if not self.store_answers:
+            self.store_answers = True
+            log.warning("signals: the shared snapshot store answers again")
 
     def _apply_health(self, snapshot: Snapshot[HealthMap] | None) -> None:
         if snapshot is None:

@@ -15,6 +15,7 @@ import msgspec
 
 from gateway.domain.failures import ErrorClass
 from gateway.domain.usage import UsageSource
+from gateway.routing.detail import CallTrail, detail_document
 
 
 class TelemetryRecord(msgspec.Struct, kw_only=True, gc=False):
@@ -55,6 +56,9 @@ class TelemetryRecord(msgspec.Struct, kw_only=True, gc=False):
     estimated_input_tokens: int | None = None
     estimated_output_tokens: int | None = None
     estimated_cost: Decimal | None = None  # the estimate's price, when usage was not reported
+    # What the pipeline decided and attempted: the row's routing_detail, encoded when the
+    # writer inserts the row (off the request path).
+    trail: CallTrail | None = None
 
 
 _FLAGS = (
@@ -69,9 +73,27 @@ _FLAGS = (
 )
 
 
+_ENCODER = msgspec.json.Encoder()
+_COLUMNS = tuple(name for name in TelemetryRecord.__struct_fields__ if name != "trail")
+
+
+def routing_detail(record: TelemetryRecord) -> str | None:
+    """The ``routing_detail`` JSON of a record, None when the pipeline noted nothing."""
+    if record.trail is None:
+        return None
+    document = detail_document(
+        record.trail,
+        success=record.success,
+        error_class=record.error_class,
+        http_status=record.http_status,
+    )
+    return _ENCODER.encode(document).decode()
+
+
 def to_row(record: TelemetryRecord, limits: dict[str, int]) -> dict[str, Any]:
     """The insert parameters for one record; ``limits`` maps string columns to lengths."""
-    row: dict[str, Any] = {name: getattr(record, name) for name in record.__struct_fields__}
+    row: dict[str, Any] = {name: getattr(record, name) for name in _COLUMNS}
+    row["routing_detail"] = routing_detail(record)
     for name in _FLAGS:
         row[name] = 1 if row[name] else 0
     for name, length in limits.items():

@@ -124,12 +124,12 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return venv
 
 
-def test_the_wheel_carries_the_migrations_and_the_admin_page(installed: Path) -> None:
+def test_the_wheel_carries_the_migrations_and_the_console_files(installed: Path) -> None:
     probe = (
         "import importlib.resources, gateway, gateway.db.migrate as m;"
         "print(gateway.__file__); print(m.MIGRATIONS_DIR);"
-        "print(importlib.resources.files('gateway.api').joinpath('static/governance.html')"
-        ".is_file())"
+        "print(all(importlib.resources.files('gateway.api').joinpath('static', name).is_file()"
+        " for name in ('console.css', 'console.js', 'icon.svg')))"
     )
     lines = subprocess.run(
         [str(installed / "bin" / "python"), "-c", probe],

@@ -253,7 +253,7 @@ configurations: [{id: a, mode: criteria, fallback: [m1]}]
 
 def test_redis_cache_requires_its_url() -> None:
     assert problems_of(with_minimal("cache: {store: redis}")) == [
-        "cache.redisUrl: required when store is 'redis'"
+        "cache.redisUrl: required when store is 'redis' and redis.url is not set"
     ]
 
 
@@ -261,6 +261,29 @@ def test_redis_cache_keeps_its_url() -> None:
     config = load(with_minimal("cache: {store: redis, redisUrl: 'redis://127.0.0.1:6379/0'}"))
 
     assert (config.cache.store, config.cache.redis_url) == ("redis", "redis://127.0.0.1:6379/0")
+
+
+def test_redis_cache_takes_the_deployments_redis_url_unless_it_names_its_own() -> None:
+    shared = "redis: {url: 'redis://127.0.0.1:6379/3'}\n"
+    config = load(with_minimal(shared + "cache: {store: redis}"))
+    assert config.cache.redis_url == "redis://127.0.0.1:6379/3"
+    assert config.redis.url == "redis://127.0.0.1:6379/3"
+    own = load(with_minimal(shared + "cache: {store: redis, redisUrl: 'redis://cache:6379/0'}"))
+    assert own.cache.redis_url == "redis://cache:6379/0"
+
+
+def test_no_redis_by_default_and_the_url_stays_out_of_repr() -> None:
+    assert load(MINIMAL).redis.url is None
+    config = load(with_minimal("redis: {url: 'redis://:hunter2secret@127.0.0.1:6379/3'}"))
+    assert config.redis.url == "redis://:hunter2secret@127.0.0.1:6379/3"
+    assert "hunter2secret" not in repr(config)
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:6379", "127.0.0.1:6379"])
+def test_redis_url_must_be_a_redis_url(url: str) -> None:
+    assert problems_of(with_minimal(f"redis: {{url: '{url}'}}")) == [
+        "redis.url: must be a redis://, rediss:// or unix:// URL"
+    ]
 
 
 def test_unknown_cache_store_is_an_error() -> None:

@@ -82,3 +82,35 @@ def test_record_failure_says_when_it_opened_the_circuit() -> None:
     assert [breakers.record_failure("p1", 100.0) for _ in range(4)] == [False, False, True, False]
     assert breakers.try_acquire("p1", 130.0)  # the half-open probe
     assert breakers.record_failure("p1", 131.0) is True  # it failed: open again
+
+
+def test_record_success_says_when_it_closed_an_open_circuit() -> None:
+    breakers = _opened()
+    assert breakers.try_acquire("p1", 130.0)  # the probe
+    assert breakers.record_success("p1") is True
+    assert breakers.record_success("p1") is False  # closed already
+    assert CircuitBreakers(5, 30.0).record_success("never-seen") is False
+
+
+def test_an_adopted_opening_refuses_for_a_cooldown_from_when_it_opened() -> None:
+    breakers = CircuitBreakers(failure_threshold=5, cooldown_seconds=30.0)
+    breakers.adopt_open("p1", 90.0)  # another process opened it at 90
+    assert breakers.open_providers(100.0) == frozenset({"p1"})
+    assert breakers.opened_at("p1") == 90.0 and breakers.opened() == {"p1": 90.0}
+    assert not breakers.try_acquire("p1", 119.9)
+    assert breakers.try_acquire("p1", 120.0)  # this process's own probe
+    assert breakers.state("p1", 120.0) is CircuitState.HALF_OPEN
+
+
+def test_adopting_a_newer_opening_frees_a_probe_slot_and_close_ends_it() -> None:
+    breakers = _opened(at=100.0)
+    assert breakers.try_acquire("p1", 130.0)  # our probe is in flight
+    breakers.adopt_open("p1", 131.0)  # another process's probe failed: a fresh cooldown
+    assert breakers.state("p1", 140.0) is CircuitState.OPEN
+    assert not breakers.try_acquire("p1", 160.9)
+    assert breakers.close("p1") is True  # another process's probe succeeded
+    assert breakers.opened_at("p1") is None and breakers.opened() == {}
+    assert breakers.try_acquire("p1", 161.0)
+    for _ in range(4):
+        breakers.record_failure("p1", 162.0)
+    assert breakers.state("p1", 162.0) is CircuitState.CLOSED  # the count restarted

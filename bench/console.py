@@ -1,0 +1,380 @@
+"""Benchmark: the console's pages over 1,000,000 telemetry rows (docs/console.md).
+
+Target (issue 12): each page renders in <= 300 ms with 1M rows.
+
+    python bench/console.py [--rows 1000000] [--runs 5] [--keep PATH]
+
+Generates the rows in a SQLite file (30 days, 6 configurations, 8 keys, 9 models on
+3 providers, 6 % failures, 60 % routed calls with a decision detail, 3 % cache
+hits), fills ``usage_daily`` from them (and the hourly rollup when the schema has
+it), then serves the real app on loopback and times each page through HTTP with
+the admin key: the first ("cold") request and the median and worst of the next
+runs. Prints one line per page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import sqlite3
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import msgspec
+from sqlalchemy import create_engine, func, select
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from gateway.api.app import create_app
+from gateway.config.loader import load_config_text
+from gateway.db.migrate import upgrade
+from gateway.db.tables import telemetry
+
+ADMIN_KEY = "sk-bench-admin-0123456789"
+CONFIGURATIONS = ("smart-chat", "cheap-chat", "tools", "embed", "legacy", "support-bot")
+KEYS = tuple(f"team-{n}" for n in range(8))
+MODELS = (
+    ("gpt-4o", "openai-main"),
+    ("gpt-4o-mini", "openai-main"),
+    ("o3-mini", "openai-main"),
+    ("claude-sonnet", "anthropic"),
+    ("claude-haiku", "anthropic"),
+    ("llama-70b", "local"),
+    ("llama-8b", "local"),
+    ("embed-small", "openai-main"),
+    ("embed-large", "local"),
+)
+ERRORS = (
+    ("upstream_5xx", 502),
+    ("upstream_timeout", 504),
+    ("budget_exceeded", 429),
+    ("upstream_429", 429),
+    ("no_eligible_model", 503),
+)
+
+
+def config_yaml(url: str) -> str:
+    providers = "\n".join(
+        f"  - {{id: {p}, adapter: openai, baseUrl: 'http://127.0.0.1:9/v1'}}"
+        for p in ("openai-main", "anthropic", "local")
+    )
+    models = "\n".join(
+        f"  - {{id: {m}, provider: {p}, capabilities: [chat, tools, streaming, embeddings],"
+        f" price: {{input: 0.5, output: 1.5}}}}"
+        for m, p in MODELS
+    )
+    configurations = "\n".join(
+        f"  - {{id: {c}, mode: criteria, criteria: {{capabilities: [chat]}}}}"
+        for c in CONFIGURATIONS
+    )
+    keys = "\n".join(
+        f"    - {{id: {k}, key: 'sk-bench-{k}-0123456789', "
+        "budget: {daily: {requests: 100000}}}"
+        for k in KEYS
+    )
+    return f"""
+database: {{url: "{url}"}}
+auth:
+  adminKey: {ADMIN_KEY}
+  keys:
+{keys}
+routing: {{policyMode: balanced}}
+providers:
+{providers}
+models:
+{models}
+configurations:
+{configurations}
+"""
+
+
+def detail_documents() -> list[str]:
+    documents = []
+    for chosen in range(3):
+        candidates = [
+            {
+                "rank": r + 1,
+                "model": MODELS[(chosen + r) % 7][0],
+                "provider": MODELS[(chosen + r) % 7][1],
+                "adapterType": "openai",
+                "priority": 50,
+                "score": 0.8 - r * 0.1,
+                "signals": {
+                    "quality": 0.7,
+                    "health": 0.98,
+                    "cost": 0.5,
+                    "latency": None,
+                    "callCost": None,
+                },
+                "history": None,
+                "warnings": [],
+            }
+            for r in range(4)
+        ]
+        decision = {
+            "configuration": "smart-chat",
+            "fixed": False,
+            "operation": "chat",
+            "mode": "balanced",
+            "modeOverridden": False,
+            "callHistory": False,
+            "costBasis": "list",
+            "selected": {"model": candidates[0]["model"], "provider": candidates[0]["provider"]},
+            "candidates": candidates,
+            "rejected": [
+                {"model": "embed-small", "provider": "openai-main", "reason": "CAPABILITY_MISSING"}
+            ],
+            "signalsUsed": ["quality", "health", "cost"],
+            "decidedBy": "score",
+            "outscoredBy": [],
+            "weights": {
+                "quality": 0.4,
+                "health": 0.4,
+                "cost": 0.2,
+                "latency": 0.1,
+                "callCost": 0.2,
+            },
+            "candidateCount": 5,
+            "rejectedCount": 1,
+        }
+        documents.append(
+            msgspec.json.encode(
+                {
+                    "v": 1,
+                    "kind": "routed",
+                    "decision": decision,
+                    "attempts": [
+                        {
+                            "configuration": "smart-chat",
+                            "provider": candidates[0]["provider"],
+                            "model": candidates[0]["model"],
+                            "outcome": "served",
+                            "status": None,
+                            "retries": 0,
+                        }
+                    ],
+                    "error": None,
+                }
+            ).decode()
+        )
+    return documents
+
+
+COLUMNS = (
+    "created_at",
+    "correlation_id",
+    "api_key_id",
+    "operation",
+    "configuration",
+    "provider",
+    "adapter_type",
+    "model",
+    "served_provider",
+    "served_model",
+    "response_model",
+    "success",
+    "error_class",
+    "http_status",
+    "latency_ms",
+    "time_to_first_token_ms",
+    "cache_hit",
+    "fallback_attempts",
+    "provider_retries",
+    "actual_input_tokens",
+    "actual_output_tokens",
+    "actual_cost",
+    "usage_source",
+    "routing_policy_mode",
+    "routing_candidates",
+    "routing_rejections",
+    "routing_cost_basis",
+    "routing_signal_quality",
+    "routing_signal_health",
+    "routing_signal_cost",
+    "routing_signal_latency",
+    "routing_signal_call_cost",
+    "routing_detail",
+)
+
+
+def generate(path: Path, rows: int, now: datetime) -> None:
+    """The rows, written with sqlite3 directly (as SQLAlchemy stores them on SQLite:
+    naive UTC text, money as a double), then usage_daily from them in SQL."""
+    rng = random.Random(12)
+    details = detail_documents()
+    start = (now - timedelta(days=30)).replace(tzinfo=None)
+    step = (now.replace(tzinfo=None) - start) / rows
+    started = time.perf_counter()
+    connection = sqlite3.connect(path)
+    insert = (
+        f"INSERT INTO telemetry ({', '.join(COLUMNS)}) VALUES ({', '.join('?' for _ in COLUMNS)})"
+    )
+    batch: list[tuple[Any, ...]] = []
+    random_ = rng.random
+    for n in range(rows):
+        created = (start + step * n).strftime("%Y-%m-%d %H:%M:%S.%f")
+        model, provider = MODELS[rng.randrange(len(MODELS))]
+        ok = random_() >= 0.06
+        routed = random_() < 0.6
+        cache = ok and random_() < 0.03
+        error_class, status = (None, 200) if ok else ERRORS[rng.randrange(len(ERRORS))]
+        tokens_in, tokens_out = rng.randrange(50, 4000), rng.randrange(10, 800)
+        stream = random_() < 0.3
+        billed = ok and not cache
+        batch.append(
+            (
+                created,
+                f"bench-{n}",
+                KEYS[rng.randrange(len(KEYS))],
+                "stream" if stream else "chat",
+                CONFIGURATIONS[rng.randrange(len(CONFIGURATIONS))],
+                provider,
+                "openai",
+                model,
+                provider if ok else None,
+                model if ok else None,
+                model,
+                1 if ok else 0,
+                error_class,
+                status,
+                rng.lognormvariate(6.5, 0.6),
+                rng.lognormvariate(5.5, 0.5) if stream and ok else None,
+                1 if cache else 0,
+                0,
+                0,
+                tokens_in if billed else None,
+                tokens_out if billed else None,
+                (tokens_in * 5 + tokens_out * 15) / 1e7 if billed else None,
+                "provider" if billed else "none",
+                "balanced" if routed else "",
+                5 if routed else 0,
+                "CAPABILITY_MISSING" if routed else "",
+                "list" if routed else "",
+                int(routed),
+                int(routed),
+                int(routed),
+                0,
+                0,
+                details[n % 3] if routed else None,
+            )
+        )
+        if len(batch) == 50000:
+            connection.executemany(insert, batch)
+            batch.clear()
+    if batch:
+        connection.executemany(insert, batch)
+    connection.execute(
+        "INSERT INTO usage_daily (day, api_key_id, configuration, provider, model, operation,"
+        " requests, input_tokens, output_tokens, cost, estimated_cost)"
+        " SELECT date(created_at), coalesce(api_key_id, ''), configuration,"
+        " coalesce(served_provider, ''), coalesce(served_model, ''), operation, count(*),"
+        " coalesce(sum(actual_input_tokens), 0), coalesce(sum(actual_output_tokens), 0),"
+        " coalesce(sum(actual_cost), 0), 0 FROM telemetry WHERE served_model IS NOT NULL"
+        " GROUP BY 1, 2, 3, 4, 5, 6"
+    )
+    connection.commit()
+    connection.execute("ANALYZE")
+    connection.close()
+    print(f"generated {rows:,} rows in {time.perf_counter() - started:.1f} s", flush=True)
+
+
+class Server:
+    def __init__(self, url: str) -> None:
+        import uvicorn
+
+        from gateway.api.serving import uvicorn_options
+
+        config = load_config_text(config_yaml(url), {})
+        app = create_app(config)
+        self.server = uvicorn.Server(
+            uvicorn.Config(
+                app,
+                host="127.0.0.1",
+                port=0,
+                log_level="warning",
+                access_log=False,
+                **uvicorn_options(config.server),
+            )
+        )
+        self.thread = threading.Thread(target=lambda: asyncio.run(self.server.serve()))
+        self.thread.start()
+        while not self.server.started:
+            time.sleep(0.05)
+        port = self.server.servers[0].sockets[0].getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}"
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join()
+
+
+def pages(url: str) -> list[str]:
+    engine = create_engine(url.replace("+aiosqlite", ""))
+    with engine.connect() as connection:
+        top = connection.execute(select(func.max(telemetry.c.id))).scalar_one()
+    engine.dispose()
+    middle = top // 2
+    return [
+        "/admin/?range=today",
+        "/admin/?range=7d",
+        "/admin/?range=30d",
+        "/admin/calls",
+        "/admin/calls?configuration=tools",
+        "/admin/calls?status=error",
+        "/admin/calls?error=budget_exceeded",
+        "/admin/calls?model=claude-haiku&mode=balanced",
+        "/admin/calls?key=team-3&configuration=embed",
+        f"/admin/calls?before={middle}",
+        f"/admin/calls/{middle}",
+        "/admin/why?configuration=smart-chat&operation=chat",
+        "/admin/providers",
+        "/admin/budgets",
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--keep", type=Path, help="reuse or keep the SQLite file at PATH")
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="console-bench-"))
+    path = args.keep or folder / "console.db"
+    url = f"sqlite+aiosqlite:///{path}"
+    fresh = not path.exists()
+    upgrade(url)
+    if fresh:
+        generate(path, args.rows, datetime.now(UTC))
+    server = Server(url)
+    headers = {"authorization": f"Bearer {ADMIN_KEY}"}
+    print(f"{'page':<52} {'status':>6} {'cold ms':>8} {'median':>8} {'worst':>8}")
+    try:
+        with httpx.Client(base_url=server.url, headers=headers, timeout=60) as client:
+            for page in pages(url):
+                times = []
+                status = 0
+                for _ in range(args.runs + 1):
+                    begun = time.perf_counter()
+                    answer = client.get(page)
+                    times.append((time.perf_counter() - begun) * 1000)
+                    status = answer.status_code
+                cold, warm = times[0], times[1:]
+                print(
+                    f"{page:<52} {status:>6} {cold:>8.1f} {statistics.median(warm):>8.1f} "
+                    f"{max(warm):>8.1f}",
+                    flush=True,
+                )
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

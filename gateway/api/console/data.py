@@ -1,0 +1,214 @@
+"""The console's data: each view's dict, also answered as JSON by ``/admin/api/*``.
+
+Query parameters are parsed here (pure helpers); reading goes through the telemetry,
+budget and runtime modules.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from gateway.budgets.overview import budget_overview
+from gateway.domain.errors import InvalidRequest
+from gateway.domain.model import Operation, PolicyMode
+from gateway.routing.circuit import CircuitState
+from gateway.runtime import Runtime
+from gateway.telemetry.console import (
+    FIXED_MODE,
+    CallFilters,
+    iso,
+    list_calls,
+    provider_figures,
+    recent_figures,
+    usage_overview,
+)
+
+ERROR_CLASSES: tuple[str, ...] = (
+    "upstream_timeout",
+    "upstream_connect",
+    "upstream_5xx",
+    "upstream_429",
+    "upstream_4xx",
+    "upstream_auth",
+    "invalid_upstream_response",
+    "stream_cut",
+    "circuit_open",
+    "client_disconnected",
+    "budget_exceeded",
+    "budget_unavailable",
+    "budget_error",
+    "no_eligible_model",
+)
+PAGE_SIZE = 50
+FILTER_NAMES = (
+    "configuration",
+    "key",
+    "model",
+    "provider",
+    "status",
+    "error",
+    "mode",
+    "operation",
+    "since",
+    "until",
+)
+
+
+def filter_options(runtime: Runtime) -> dict[str, list[str]]:
+    config = runtime.config
+    return {
+        "configurations": sorted(config.configurations),
+        "keys": sorted(k.id for k in config.auth.keys),
+        "models": sorted(m.id for m in config.models),
+        "providers": sorted(config.providers),
+        "errorClasses": list(ERROR_CLASSES),
+        "modes": [FIXED_MODE, *(m.value for m in PolicyMode)],
+        "policyModes": [m.value for m in PolicyMode],
+        "operations": [o.value for o in Operation],
+    }
+
+
+def _moment(value: str | None, name: str) -> datetime | None:
+    """An ISO date-time (``datetime-local`` sends ``2026-12-01T09:30``), read as UTC."""
+    if not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidRequest(f"'{name}' must be an ISO date-time.", param=name) from None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def _id(value: str | None, name: str) -> int | None:
+    if not value:
+        return None
+    if not value.isdigit() or len(value) > 19:
+        raise InvalidRequest(f"'{name}' must be a call id.", param=name)
+    return int(value)
+
+
+def _one_of(value: str | None, allowed: list[str], name: str) -> str | None:
+    if not value:
+        return None
+    if value not in allowed:
+        raise InvalidRequest(f"Unknown {name} '{value}'.", param=name)
+    return value
+
+
+def parse_filters(params: dict[str, str]) -> CallFilters:
+    """The Calls filters of a query string; unknown error classes and modes are refused."""
+    status = _one_of(params.get("status"), ["ok", "error"], "status")
+    modes = [FIXED_MODE, *(m.value for m in PolicyMode)]
+    operations = [o.value for o in Operation]
+    return CallFilters(
+        configuration=params.get("configuration") or None,
+        key=params.get("key") or None,
+        model=params.get("model") or None,
+        provider=params.get("provider") or None,
+        status=status,
+        error_class=_one_of(params.get("error"), list(ERROR_CLASSES), "error"),
+        mode=_one_of(params.get("mode"), modes, "mode"),
+        operation=_one_of(params.get("operation"), operations, "operation"),
+        since=_moment(params.get("since"), "since"),
+        until=_moment(params.get("until"), "until"),
+    )
+
+
+async def calls_data(runtime: Runtime, params: dict[str, str]) -> dict[str, Any]:
+    filters = parse_filters(params)
+    before = _id(params.get("before"), "before")
+    after = _id(params.get("after"), "after")
+    if before is not None and after is not None:
+        raise InvalidRequest("Give 'before' or 'after', not both.", param="after")
+    found = await list_calls(runtime.engine, filters, size=PAGE_SIZE, before=before, after=after)
+    return {"calls": found.calls, "older": found.older, "newer": found.newer}
+
+
+async def providers_data(runtime: Runtime, now: datetime) -> dict[str, Any]:
+    window = runtime.config.health.window_seconds
+    since = now - timedelta(seconds=window)
+    figures = await provider_figures(runtime.engine, since)
+    health = runtime.snapshots.health_scores()
+    breakers = runtime.breakers
+    mono = time.monotonic()
+    providers = []
+    for provider in runtime.config.providers.values():
+        mine = [f for f in figures if f["provider"] == provider.id]
+        calls = sum(f["calls"] for f in mine)
+        errors = sum(f["errors"] for f in mine)
+        latency_total = sum((f["meanLatencyMs"] or 0.0) * f["calls"] for f in mine)
+        state = breakers.state(provider.id, mono)
+        reopens = breakers.reopens_at(provider.id)
+        open_until = (
+            iso((now + timedelta(seconds=max(0.0, reopens - mono))).replace(microsecond=0))
+            if state is CircuitState.OPEN and reopens is not None
+            else None
+        )
+        providers.append(
+            {
+                "id": provider.id,
+                "adapter": provider.adapter.value,
+                "priority": provider.priority,
+                "circuit": state.value,
+                "openUntil": open_until,
+                "consecutiveFailures": breakers.failures(provider.id),
+                "health": health.get(provider.id),
+                "calls": calls,
+                "errors": errors,
+                "successRate": (calls - errors) / calls if calls else None,
+                "meanLatencyMs": latency_total / calls if calls else None,
+            }
+        )
+    return {
+        "since": iso(since.replace(microsecond=0)),
+        "windowMinutes": window // 60,
+        "providers": providers,
+        "models": figures,
+    }
+
+
+async def budgets_data(runtime: Runtime, now: datetime) -> dict[str, Any]:
+    config = runtime.config
+    keys = [
+        {
+            "id": key.id,
+            "configurations": sorted(key.configurations)
+            if key.configurations is not None
+            else None,
+            "budget": "own budget" if key.budget is not None else "none",
+        }
+        for key in config.auth.keys
+    ]
+    return {"budgets": await budget_overview(runtime.engine, config, now), "keys": keys}
+
+
+RANGE_DAYS = {"today": 1, "7d": 7, "30d": 30}
+
+
+async def overview_data(runtime: Runtime, params: dict[str, str], now: datetime) -> dict[str, Any]:
+    chosen = params.get("range") or "7d"
+    if chosen not in RANGE_DAYS:
+        raise InvalidRequest(f"Unknown range '{chosen}' (today, 7d, 30d).", param="range")
+    today = now.astimezone(UTC).date()
+    first = today - timedelta(days=RANGE_DAYS[chosen] - 1)
+    usage = await usage_overview(runtime.engine, first)
+    start = datetime.combine(first, datetime.min.time(), UTC)
+    sample = await recent_figures(runtime.engine, start)
+    days = [first + timedelta(days=n) for n in range((today - first).days + 1)]
+    per_day = usage["costPerDay"]
+    return {
+        "range": chosen,
+        "since": first.isoformat(),
+        "source": "usage_daily",
+        "totals": {
+            "calls": usage["calls"],
+            "cost": usage["cost"],
+            "inputTokens": usage["inputTokens"],
+            "outputTokens": usage["outputTokens"],
+        },
+        "sample": sample,
+        "costPerDay": [{"day": d.isoformat(), "cost": per_day.get(d, "0")} for d in days],
+        "top": usage["top"],
+    }

@@ -1,0 +1,137 @@
+"""Signal snapshots shared through Redis (``redis.url``): one read per period for every
+worker and replica (docs/operations.md, "What is shared between processes").
+
+Each snapshot is one key holding msgpack, ``gateway:signals:<signal>:<fingerprint>``:
+the fingerprint digests the settings that may shape the read (health, routing,
+telemetry), so processes with different settings never take each other's figures. The
+lease is a Redis lock (``SET NX PX`` with a token, released only by its holder):
+``gateway:signals:<signal>:lease``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+from collections.abc import AsyncIterator
+from datetime import datetime
+
+import msgspec
+from redis.asyncio import Redis
+
+from gateway.domain import GatewayConfig, HealthSample, HistoryFigures, Operation
+from gateway.signals.cache import HealthMap, HistoryMap, QualityMap, Snapshot
+
+PREFIX = "gateway:signals:"
+EXPIRY_SECONDS = 3600  # a snapshot is taken only while younger than its period anyway
+
+
+# The domain's own dataclasses are encoded field by field (msgspec reads their fields),
+# so a field added to HealthSample or HistoryFigures travels without a change here.
+_HealthRow = tuple[str, HealthSample]
+_QualityRow = tuple[str, str, float]
+_HistoryRow = tuple[str, str, Operation, HistoryFigures]
+
+
+class _HealthStored(msgspec.Struct, array_like=True):
+    taken_at: datetime
+    rows: list[_HealthRow]
+
+
+class _QualityStored(msgspec.Struct, array_like=True):
+    taken_at: datetime
+    rows: list[_QualityRow]
+
+
+class _HistoryStored(msgspec.Struct, array_like=True):
+    taken_at: datetime
+    rows: list[_HistoryRow]
+
+
+_ENCODER = msgspec.msgpack.Encoder()
+_HEALTH = msgspec.msgpack.Decoder(_HealthStored)
+_QUALITY = msgspec.msgpack.Decoder(_QualityStored)
+_HISTORY = msgspec.msgpack.Decoder(_HistoryStored)
+
+
+def settings_fingerprint(config: GatewayConfig) -> str:
+    """A short digest of every setting that may shape a signal's read (the health window,
+    the routing section's history settings, telemetry on or off): processes whose settings
+    differ never take each other's snapshots."""
+    shaping = {
+        "health": dataclasses.asdict(config.health),
+        "routing": dataclasses.asdict(config.routing),
+        "telemetry": dataclasses.asdict(config.telemetry),
+    }
+    text = json.dumps(shaping, sort_keys=True, default=_canonical)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _canonical(value: object) -> object:
+    if isinstance(value, set | frozenset):
+        return sorted(str(item) for item in value)
+    return str(value)
+
+
+class RedisSignalStore:
+    def __init__(self, redis: Redis, config: GatewayConfig, *, prefix: str = PREFIX) -> None:
+        self._redis = redis
+        self._prefix = prefix
+        fingerprint = settings_fingerprint(config)
+        self._health_key = f"{prefix}health:{fingerprint}"
+        self._quality_key = f"{prefix}quality"
+        self._history_key = f"{prefix}history:{fingerprint}"
+
+    async def get_health(self) -> Snapshot[HealthMap] | None:
+        raw = await self._get(self._health_key)
+        if raw is None:
+            return None
+        stored = _HEALTH.decode(raw)
+        return Snapshot(dict(stored.rows), stored.taken_at)
+
+    async def set_health(self, snapshot: Snapshot[HealthMap]) -> None:
+        rows = list(snapshot.value.items())
+        await self._put(self._health_key, _HealthStored(snapshot.taken_at, rows))
+
+    async def get_quality(self) -> Snapshot[QualityMap] | None:
+        raw = await self._get(self._quality_key)
+        if raw is None:
+            return None
+        stored = _QUALITY.decode(raw)
+        return Snapshot({(p, m): score for p, m, score in stored.rows}, stored.taken_at)
+
+    async def set_quality(self, snapshot: Snapshot[QualityMap]) -> None:
+        rows = [(p, m, score) for (p, m), score in snapshot.value.items()]
+        await self._put(self._quality_key, _QualityStored(snapshot.taken_at, rows))
+
+    async def get_history(self) -> Snapshot[HistoryMap] | None:
+        raw = await self._get(self._history_key)
+        if raw is None:
+            return None
+        stored = _HISTORY.decode(raw)
+        value = {(p, m, op): figures for p, m, op, figures in stored.rows}
+        return Snapshot(value, stored.taken_at)
+
+    async def set_history(self, snapshot: Snapshot[HistoryMap]) -> None:
+        rows = [(p, m, op, figures) for (p, m, op), figures in snapshot.value.items()]
+        await self._put(self._history_key, _HistoryStored(snapshot.taken_at, rows))
+
+    @contextlib.asynccontextmanager
+    async def lease(self, name: str, seconds: float) -> AsyncIterator[bool]:
+        lock = self._redis.lock(
+            f"{self._prefix}{name}:lease", timeout=seconds, blocking=False, thread_local=False
+        )
+        held = bool(await lock.acquire())
+        try:
+            yield held
+        finally:
+            if held:
+                await lock.release()
+
+    async def _get(self, key: str) -> bytes | None:
+        raw = await self._redis.get(key)
+        return raw.encode() if isinstance(raw, str) else raw
+
+    async def _put(self, key: str, stored: msgspec.Struct) -> None:
+        await self._redis.set(key, _ENCODER.encode(stored), ex=EXPIRY_SECONDS)
