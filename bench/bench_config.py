@@ -7,7 +7,7 @@ from __future__ import annotations
 KEY = "sk-bench-0123456789"
 
 _CONFIG = """
-server: {{host: 127.0.0.1, port: {port}}}
+server: {{host: 127.0.0.1, port: {port}, workers: {workers}}}
 database: {{url: "sqlite+aiosqlite:///{db}"}}
 telemetry: {{enabled: true}}
 auth:
@@ -30,9 +30,19 @@ configurations:
 
 
 def bench_config(
-    db: str, upstream: str, port: int = 4000, names: tuple[str, str] = ("bench-model",) * 2
+    db: str,
+    upstream: str,
+    port: int = 4000,
+    names: tuple[str, str] = ("bench-model",) * 2,
+    workers: int = 1,
 ) -> str:
     """``names``: what the two models are called upstream (their tokenizer follows the name)."""
     return _CONFIG.format(
-        db=db, upstream=upstream, port=port, key=KEY, name_a=names[0], name_b=names[1]
+        db=db,
+        upstream=upstream,
+        port=port,
+        key=KEY,
+        name_a=names[0],
+        name_b=names[1],
+        workers=workers,
     )

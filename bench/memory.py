@@ -53,7 +53,7 @@ BREAKDOWN = [
     ("interpreter", "pass"),
     ("import msgspec, yaml", "import msgspec, yaml"),
     ("import sqlalchemy (asyncio)", "import sqlalchemy.ext.asyncio"),
-    ("import aiohttp, httpx, httpx_aiohttp", "import aiohttp, httpx, httpx_aiohttp"),
+    ("import aiohttp, httpx", "import aiohttp, httpx"),
     ("import litestar, uvicorn", "import litestar, uvicorn"),
     ("import alembic (migrations)", "import alembic.command"),
     ("import prometheus_client, redis", "import prometheus_client, redis"),

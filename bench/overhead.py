@@ -1,32 +1,54 @@
-"""The gateway's added latency and throughput against the same upstream called directly.
+"""The gateway against the floor and the upstream called directly, in one run.
 
-Starts a static upstream (bench/static_upstream.py) and the gateway (`gateway serve`,
-telemetry on, SQLite), then drives both with wrk: p50/p99 at concurrency 1 and
-req/s at concurrency 32, for a fixed-mode call, a criteria-mode call with
-routing.callHistory on, and a stream. Prints the figures with their conditions.
+Starts a static upstream (bench/static_upstream.py), the floor (bench/floor.py: a
+raw ASGI + aiohttp proxy that only parses, swaps ``model``, forwards and answers)
+and the gateway (`gateway serve`, one process, telemetry and metrics on, SQLite),
+then drives them with wrk. The machine may be shared: every figure is measured in
+``--rounds`` rounds, the floor and the gateway interleaved within each round, and
+the median of the rounds is printed (a share is the median of the per-round
+shares). Prints:
 
-    python bench/overhead.py [--duration 10] [--transport aiohttp|httpx]
+- p50/p99 at concurrency 1 and the latency each adds to the direct call;
+- req/s at c=32 of the floor and of the gateway (fixed mode; criteria mode with
+  routing.callHistory; streams), and the gateway's share of the floor;
+- a stream's time to first byte, direct, through the floor and the gateway;
+- CPU per relayed SSE event: the gateway's CPU time for streams of 203 events
+  minus that for streams of 3, per extra event (the same for the floor);
+- the gateway's resident memory (VmRSS, VmHWM) after the load;
+- req/s at c=32 with server.workers 1 and 2 (and each worker's memory).
+
+    python bench/overhead.py [--duration 5] [--rounds 3] [--transport aiohttp|httpx]
+                             [--no-workers]
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import re
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 from bench_config import KEY, bench_config  # noqa: E402 - the sibling module
 
-BODY = {"model": "M", "messages": [{"role": "user", "content": "Say ok."}]}
+BODY: dict[str, object] = {"model": "M", "messages": [{"role": "user", "content": "Say ok."}]}
+# static_upstream.py answers a stream of this many content events (plus two) to this user.
+LONG_STREAM_USER = "long-stream"
+LONG_STREAM_EVENTS = 200
+SHORT_STREAM_EVENTS = 1
+TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def free_port() -> int:
@@ -36,7 +58,7 @@ def free_port() -> int:
         return port
 
 
-def wait_port(port: int, seconds: float = 20) -> None:
+def wait_port(port: int, seconds: float = 30) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         with socket.socket() as sock:
@@ -46,46 +68,89 @@ def wait_port(port: int, seconds: float = 20) -> None:
     raise RuntimeError(f"nothing listens on {port}")
 
 
+@dataclass
+class Target:
+    """One server under test: where it listens and what a call sends it."""
+
+    name: str
+    port: int
+    auth: bool
+    pid: int
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1/chat/completions"
+
+
 def wrk(
-    url: str, body: dict[str, object], connections: int, duration: int, auth: bool
+    target: Target, body: dict[str, object], connections: int, duration: float
 ) -> dict[str, float]:
     headers = 'wrk.headers["Content-Type"] = "application/json"\n'
-    if auth:
+    if target.auth:
         headers += f'wrk.headers["Authorization"] = "Bearer {KEY}"\n'
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
         script.write(f'wrk.method = "POST"\nwrk.body = {json.dumps(json.dumps(body))}\n{headers}')
-    out = subprocess.run(
-        ["wrk", "-t1", f"-c{connections}", f"-d{duration}s", "--latency", "-s", script.name, url],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    command = ["wrk", "-t1", f"-c{connections}", f"-d{duration:g}s", "--latency", "-s", script.name]
+    out = subprocess.run([*command, target.url], capture_output=True, text=True, check=True).stdout
     os.unlink(script.name)
     return {
         "p50_ms": _latency(out, "50%"),
         "p99_ms": _latency(out, "99%"),
-        "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),  # type: ignore[union-attr]
-        "non2xx": float(m.group(1))
+        "rps": float(_match(r"Requests/sec:\s+([\d.]+)", out)),
+        "requests": float(_match(r"(\d+) requests in", out)),
+        "errors": float(m.group(1))
         if (m := re.search(r"Non-2xx or 3xx responses: (\d+)", out))
         else 0.0,
     }
 
 
-def resident_mb(pid: int) -> float:
-    """The process's resident memory now (Linux /proc), in MB."""
+def _match(pattern: str, out: str) -> str:
+    match = re.search(pattern, out)
+    if match is None:
+        raise RuntimeError(f"wrk printed no {pattern!r}:\n{out}")
+    return match.group(1)
+
+
+def _latency(out: str, label: str) -> float:
+    match = re.search(rf"^\s+{re.escape(label)}\s+([\d.]+)(us|ms|s)\s*$", out, re.MULTILINE)
+    if match is None:
+        raise RuntimeError("wrk printed no latency distribution:\n" + out)
+    value, unit = float(match.group(1)), match.group(2)
+    return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+
+
+def memory_mb(pid: int) -> tuple[float, float]:
+    """(VmRSS, VmHWM) of the process now (Linux /proc), in MB."""
+    figures = {"VmRSS": float("nan"), "VmHWM": float("nan")}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+        name, _, value = line.partition(":")
+        if name in figures:
+            figures[name] = int(value.split()[0]) / 1024
+    return figures["VmRSS"], figures["VmHWM"]
 
 
-def ttfb(port: int, body: dict[str, object], auth: bool, samples: int = 400) -> float:
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time the process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
+
+
+def workers_of(pid: int) -> list[int]:
+    """The worker processes uvicorn started (not multiprocessing's resource tracker)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            command = Path(f"/proc/{child}/cmdline").read_bytes()
+            if b"resource_tracker" not in command:
+                found.append(int(child))
+    return found
+
+
+def ttfb(target: Target, body: dict[str, object], samples: int = 300) -> float:
     """Median time to the first body byte of a stream, one keep-alive connection."""
-    import http.client
-
-    connection = http.client.HTTPConnection("127.0.0.1", port)
+    connection = http.client.HTTPConnection("127.0.0.1", target.port)
     headers = {"content-type": "application/json"}
-    if auth:
+    if target.auth:
         headers["authorization"] = f"Bearer {KEY}"
     payload = json.dumps(body)
     times: list[float] = []
@@ -97,104 +162,237 @@ def ttfb(port: int, body: dict[str, object], auth: bool, samples: int = 400) -> 
         times.append((time.perf_counter() - start) * 1000)
         response.read()
     connection.close()
-    times.sort()
-    return times[len(times) // 2]
+    return statistics.median(times)
 
 
-def _latency(out: str, label: str) -> float:
-    match = re.search(rf"^\s+{re.escape(label)}\s+([\d.]+)(us|ms|s)\s*$", out, re.MULTILINE)
-    if match is None:
-        raise RuntimeError("wrk printed no latency distribution:\n" + out)
-    value, unit = float(match.group(1)), match.group(2)
-    return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+def cpu_per_call(
+    target: Target, body: dict[str, object], duration: float, connections: int = 8
+) -> float:
+    """The target's CPU seconds per call over one wrk run."""
+    before = cpu_seconds(target.pid)
+    run = wrk(target, body, connections, duration)
+    return (cpu_seconds(target.pid) - before) / max(run["requests"], 1.0)
+
+
+def rounds(count: int, measure: Callable[[], dict[str, float]]) -> list[dict[str, float]]:
+    return [measure() for _ in range(count)]
+
+
+def median_of(runs: list[dict[str, float]], key: str) -> float:
+    return statistics.median(run[key] for run in runs)
+
+
+def start(command: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(5)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--duration", type=int, default=10)
+    parser.add_argument("--duration", type=float, default=5, help="seconds per wrk run")
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--transport", choices=["aiohttp", "httpx"], default="aiohttp")
+    parser.add_argument("--no-workers", action="store_true", help="skip the workers=2 run")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         print("wrk is not installed (Debian package `wrk`): apt-get install wrk", file=sys.stderr)
         return 2
-    up_port, gw_port = free_port(), free_port()
+    up_port, floor_port, gw_port, gw2_port = (free_port() for _ in range(4))
     tmp = Path(tempfile.mkdtemp(prefix="gateway-bench-"))
+    upstream_url = f"http://127.0.0.1:{up_port}"
     config = tmp / "bench.yaml"
-    config.write_text(bench_config(str(tmp / "bench.db"), f"http://127.0.0.1:{up_port}", gw_port))
+    config.write_text(bench_config(str(tmp / "bench.db"), upstream_url, gw_port))
     env = {**os.environ, "GATEWAY_UPSTREAM_TRANSPORT": args.transport}
-    upstream = subprocess.Popen(
-        [sys.executable, str(ROOT / "bench" / "static_upstream.py"), str(up_port)]
-    )
-    gateway = subprocess.Popen(
-        [sys.executable, "-m", "gateway.cli", "serve", "--config", str(config)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    serve = [sys.executable, "-m", "gateway.cli", "serve", "--config"]
+    processes = [
+        start([sys.executable, str(ROOT / "bench" / "static_upstream.py"), str(up_port)]),
+        start([sys.executable, str(ROOT / "bench" / "floor.py"), str(floor_port), upstream_url]),
+        start([*serve, str(config)], env),
+    ]
+    d, n = args.duration, args.rounds
     try:
-        wait_port(up_port)
-        wait_port(gw_port)
-        direct = f"http://127.0.0.1:{up_port}/v1/chat/completions"
-        via = f"http://127.0.0.1:{gw_port}/v1/chat/completions"
-        d = args.duration
-        wrk(via, {**BODY, "model": "fixed"}, 1, 2, True)  # warm up (and build some history)
-        wrk(via, {**BODY, "model": "routed"}, 1, 2, True)
-        rows = [
-            ("direct upstream", wrk(direct, BODY, 1, d, False), wrk(direct, BODY, 32, d, False)),
-            (
-                "gateway, fixed mode",
-                wrk(via, {**BODY, "model": "fixed"}, 1, d, True),
-                wrk(via, {**BODY, "model": "fixed"}, 32, d, True),
-            ),
-            (
-                "gateway, criteria + callHistory",
-                wrk(via, {**BODY, "model": "routed"}, 1, d, True),
-                wrk(via, {**BODY, "model": "routed"}, 32, d, True),
-            ),
-            (
-                "gateway, fixed, stream",
-                wrk(via, {**BODY, "model": "fixed", "stream": True}, 1, d, True),
-                wrk(via, {**BODY, "model": "fixed", "stream": True}, 32, d, True),
-            ),
-        ]
-        direct_stream = wrk(direct, {**BODY, "stream": True}, 1, d, False)
-        rss_mb = resident_mb(gateway.pid)
-        stream_body = {**BODY, "model": "fixed", "stream": True}
-        ttfb_direct = ttfb(up_port, {**BODY, "stream": True}, False)
-        ttfb_gateway = ttfb(gw_port, stream_body, True)
+        for port in (up_port, floor_port, gw_port):
+            wait_port(port)
+        direct = Target("direct upstream", up_port, False, processes[0].pid)
+        floor = Target("floor (raw ASGI + aiohttp)", floor_port, False, processes[1].pid)
+        gateway = Target("gateway", gw_port, True, processes[2].pid)
+        fixed = {**BODY, "model": "fixed"}
+        routed = {**BODY, "model": "routed"}
+        stream = {**fixed, "stream": True}
+        long_stream = {**stream, "user": LONG_STREAM_USER}
+        for target, body in ((floor, BODY), (gateway, fixed), (gateway, routed)):
+            wrk(target, body, 32, 2)  # warm up (and build some call history)
+
+        def latency_round() -> dict[str, float]:
+            figures: dict[str, float] = {}
+            for target, body in ((direct, BODY), (floor, BODY), (gateway, fixed)):
+                run = wrk(target, body, 1, d)
+                figures[f"{target.name} p50"] = run["p50_ms"]
+                figures[f"{target.name} p99"] = run["p99_ms"]
+                figures["errors"] = figures.get("errors", 0.0) + run["errors"]
+            return figures
+
+        def throughput_round() -> dict[str, float]:
+            figures: dict[str, float] = {"errors": 0.0}
+            plan = [
+                ("floor", floor, BODY),
+                ("fixed", gateway, fixed),
+                ("routed", gateway, routed),
+                ("floor stream", floor, {**BODY, "stream": True}),
+                ("fixed stream", gateway, stream),
+            ]
+            for name, target, body in plan:
+                before = cpu_seconds(target.pid)
+                run = wrk(target, body, 32, d)
+                figures[name] = run["rps"]
+                figures[f"{name} cpu"] = (cpu_seconds(target.pid) - before) / run["requests"]
+                figures["errors"] += run["errors"]
+            figures["share"] = figures["fixed"] / figures["floor"]
+            figures["routed vs fixed"] = figures["routed"] / figures["fixed"] - 1
+            figures["stream share"] = figures["fixed stream"] / figures["floor stream"]
+            return figures
+
+        def ttfb_round() -> dict[str, float]:
+            return {
+                "direct": ttfb(direct, {**BODY, "stream": True}),
+                "floor": ttfb(floor, {**BODY, "stream": True}),
+                "gateway": ttfb(gateway, stream),
+            }
+
+        def chunk_round() -> dict[str, float]:
+            extra = LONG_STREAM_EVENTS - SHORT_STREAM_EVENTS
+            figures: dict[str, float] = {}
+            for name, target, short, long in (
+                (
+                    "floor",
+                    floor,
+                    {**BODY, "stream": True},
+                    {**BODY, "stream": True, "user": LONG_STREAM_USER},
+                ),
+                ("gateway", gateway, stream, long_stream),
+            ):
+                per_long = cpu_per_call(target, long, d)
+                per_short = cpu_per_call(target, short, d)
+                figures[name] = (per_long - per_short) / extra * 1e6
+            return figures
+
+        latency = rounds(n, latency_round)
+        throughput = rounds(n, throughput_round)
+        first_byte = rounds(n, ttfb_round)
+        chunks = rounds(n, chunk_round)
+        rss, hwm = memory_mb(gateway.pid)
+        workers: list[dict[str, float]] = []
+        worker_memory: list[tuple[float, float]] = []
+        workers_note = ""
+        if not args.no_workers:
+            config2 = tmp / "bench2.yaml"
+            text = bench_config(str(tmp / "bench2.db"), upstream_url, gw2_port, workers=2)
+            config2.write_text(text)
+            processes.append(start([*serve, str(config2)], env))
+            try:
+                wait_port(gw2_port, 120)
+            except RuntimeError:
+                workers_note = "the server.workers: 2 gateway did not start listening in 120 s"
+            else:
+                two = Target("gateway, 2 workers", gw2_port, True, processes[-1].pid)
+                time.sleep(3)  # both workers have started
+                wrk(two, fixed, 32, 2)
+
+                def workers_round() -> dict[str, float]:
+                    return {
+                        "1": wrk(gateway, fixed, 32, d)["rps"],
+                        "2": wrk(two, fixed, 32, d)["rps"],
+                        "1 c=64": wrk(gateway, fixed, 64, d)["rps"],
+                        "2 c=64": wrk(two, fixed, 64, d)["rps"],
+                    }
+
+                workers = rounds(n, workers_round)
+                worker_memory = [memory_mb(pid) for pid in workers_of(two.pid)]
     finally:
-        gateway.terminate()
-        upstream.terminate()
-        gateway.wait(15)
-        upstream.wait(15)
+        for process in reversed(processes):
+            stop(process)
+
     print(
-        f"conditions: wrk -t1, {d}s per run, loopback, one gateway process (uvicorn), "
-        f"upstream transport {args.transport}, telemetry on (SQLite), {os.cpu_count()} cores"
+        f"conditions: wrk -t1, {d:g} s per run, {n} rounds (floor and gateway interleaved in "
+        f"each; medians of the rounds), loopback, {os.cpu_count()} cores (shared: compare "
+        f"within this run only); gateway: one uvicorn process, upstream transport "
+        f"{args.transport}, telemetry (SQLite) and metrics on"
     )
-    columns = ("p50 c=1", "p99 c=1", "added p50", "req/s c=32", "errors")
+    print("\nlatency at c=1 (added = p50 minus the direct call's p50)")
+    base = median_of(latency, "direct upstream p50")
+    for name in (direct.name, floor.name, "gateway"):
+        p50, p99 = median_of(latency, f"{name} p50"), median_of(latency, f"{name} p99")
+        label = f"{name}, fixed mode" if name == "gateway" else name
+        print(f"  {label:34} p50 {p50:7.3f} ms  p99 {p99:7.3f} ms  added {p50 - base:6.3f} ms")
+
+    print("\nthroughput at c=32 (req/s)")
+    for key, label in (
+        ("floor", floor.name),
+        ("fixed", "gateway, fixed mode"),
+        ("routed", "gateway, criteria + callHistory"),
+        ("floor stream", "floor, stream"),
+        ("fixed stream", "gateway, fixed, stream"),
+    ):
+        runs = " ".join(f"{run[key]:6.0f}" for run in throughput)
+        print(f"  {label:34} {median_of(throughput, key):7.0f}   (rounds: {runs})")
+    floor_cpu = median_of(throughput, "floor cpu") * 1e6
+    fixed_cpu = median_of(throughput, "fixed cpu") * 1e6
+    routed_cpu = median_of(throughput, "routed cpu") * 1e6
     print(
-        f"{'run':34} {columns[0]:>9} {columns[1]:>9} {columns[2]:>10} {columns[3]:>11} "
-        f"{columns[4]:>7}"
+        f"  CPU per call (the process's user + system time / calls): floor {floor_cpu:.0f} µs, "
+        f"gateway fixed {fixed_cpu:.0f} µs, criteria {routed_cpu:.0f} µs"
     )
-    base = rows[0][1]["p50_ms"]
-    for name, single, many in rows:
-        base_here = direct_stream["p50_ms"] if "stream" in name else base
-        added = single["p50_ms"] - base_here
-        print(
-            f"{name:34} {single['p50_ms']:8.3f}ms {single['p99_ms']:8.3f}ms "
-            f"{added:9.3f}ms {many['rps']:11.0f} {int(single['non2xx'] + many['non2xx']):7d}"
-        )
-    print(f"{'direct upstream, stream':34} {direct_stream['p50_ms']:8.3f}ms")
+    share = median_of(throughput, "share")
+    shares = " ".join(f"{100 * run['share']:.0f}%" for run in throughput)
+    print(f"  gateway (fixed) share of the floor: {100 * share:.1f} %  (rounds: {shares})")
+    stream_share = median_of(throughput, "stream share")
+    print(f"  gateway stream share of the floor's stream: {100 * stream_share:.1f} %")
+    vs = median_of(throughput, "routed vs fixed")
+    print(f"  criteria + callHistory vs fixed: {100 * vs:+.1f} %")
+    errors = sum(run["errors"] for run in latency + throughput)
+    print(f"  non-2xx answers in these runs: {errors:.0f}")
+
+    print("\nstream time to first byte (median of 300 calls on one connection, http.client)")
+    ttfb_direct = median_of(first_byte, "direct")
+    for key in ("direct", "floor", "gateway"):
+        value = median_of(first_byte, key)
+        print(f"  {key:10} {value:7.3f} ms  added {value - ttfb_direct:6.3f} ms")
+
     print(
-        f"stream time to first byte (median of 400, http.client): direct {ttfb_direct:.3f} ms, "
-        f"gateway {ttfb_gateway:.3f} ms, added {ttfb_gateway - ttfb_direct:.3f} ms"
+        f"\nCPU per relayed SSE event (streams of {LONG_STREAM_EVENTS + 3} events minus "
+        f"{SHORT_STREAM_EVENTS + 3}, per extra event, c=8)"
     )
-    print(f"gateway resident memory after the load: {rss_mb:.0f} MB")
-    fixed_rps, routed_rps = rows[1][2]["rps"], rows[2][2]["rps"]
-    print(f"criteria+callHistory throughput vs fixed: {100 * (routed_rps / fixed_rps - 1):+.1f} %")
+    for key in ("floor", "gateway"):
+        print(f"  {key:10} {median_of(chunks, key):6.2f} µs")
+
+    print(f"\ngateway resident memory after the load: {rss:.0f} MB (peak {hwm:.0f} MB)")
+    if workers_note:
+        print(f"\nserver.workers: {workers_note}")
+    if workers:
+        print("\nserver.workers (fixed mode, req/s)")
+        for key, label in (
+            ("1", "1 worker, c=32"),
+            ("2", "2 workers, c=32"),
+            ("1 c=64", "1 worker, c=64"),
+            ("2 c=64", "2 workers, c=64"),
+        ):
+            runs = " ".join(f"{run[key]:6.0f}" for run in workers)
+            print(f"  {label:34} {median_of(workers, key):7.0f}   (rounds: {runs})")
+        ratio = median_of(workers, "2") / median_of(workers, "1")
+        print(f"  2 workers / 1 worker at c=32: {ratio:.2f}x")
+        for index, (w_rss, w_hwm) in enumerate(worker_memory):
+            print(f"  worker {index + 1} resident memory: {w_rss:.0f} MB (peak {w_hwm:.0f} MB)")
     print(
-        "targets: added p50 <= 1.0 ms (fixed, telemetry on); >= 1,000 req/s at c=32; "
-        "criteria within 10 % of fixed; stream added TTFB <= 1.0 ms; <= 150 MB resident"
+        "\ntargets: gateway >= 75 % of the floor's req/s at c=32 (fixed, telemetry and metrics "
+        "on); criteria within 10 % of fixed; stream added TTFB <= 0.5 ms; <= 150 MB resident"
     )
     return 0
 

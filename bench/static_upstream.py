@@ -31,6 +31,13 @@ STREAM = (
     b'"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}\n\n'
     b"data: [DONE]\n\n"
 )
+_EVENT = (
+    b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"bench-model",'
+    b'"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":null}]}\n\n'
+)
+# A stream of 200 content events, answered when the request names the user "long-stream"
+# (bench/overhead.py measures the CPU each relayed event costs with it).
+LONG_STREAM = _EVENT * 200 + STREAM[len(_EVENT) :]
 WHOLE = (
     b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
     + str(len(ANSWER)).encode()
@@ -42,6 +49,12 @@ STREAMED = (
     + str(len(STREAM)).encode()
     + b"\r\n\r\n"
     + STREAM
+)
+LONG_STREAMED = (
+    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: "
+    + str(len(LONG_STREAM)).encode()
+    + b"\r\n\r\n"
+    + LONG_STREAM
 )
 
 
@@ -69,7 +82,14 @@ class Upstream(asyncio.Protocol):
                 return
             body = self.buffer[head_end + 4 : total]
             self.buffer = self.buffer[total:]
-            self.transport.write(STREAMED if b'"stream":true' in body else WHOLE)  # type: ignore[union-attr]
+            self.transport.write(_answer(body))  # type: ignore[union-attr]
+
+
+def _answer(body: bytes) -> bytes:
+    compact = body.replace(b" ", b"")
+    if b'"stream":true' not in compact:
+        return WHOLE
+    return LONG_STREAMED if b'"user":"long-stream"' in compact else STREAMED
 
 
 async def main(port: int) -> None:

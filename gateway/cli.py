@@ -18,7 +18,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from gateway import __version__, logs
+from gateway import __version__, allocator, logs
 from gateway.config.errors import ConfigError
 from gateway.config.keys import hash_key
 from gateway.config.loader import check_config, load_config, load_config_file
@@ -205,6 +205,7 @@ def _db_upgrade(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    allocator.limit_arenas()  # before the server's threads allocate
     try:
         loaded = load_config_file(args.config)
     except ConfigError as error:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from litestar import Litestar
 
+from gateway import allocator
 from gateway.api.app import create_app
 from gateway.config.errors import ConfigError
 from gateway.config.loader import load_config_file
@@ -17,6 +18,7 @@ log = logging.getLogger("gateway")
 
 
 def app_from_env() -> Litestar:
+    allocator.limit_arenas()  # a worker is a new process: the cap is its own
     # A SIGHUP before the app's lifespan takes it over must not end the worker.
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     path = Path(os.environ["GATEWAY_CONFIG"])

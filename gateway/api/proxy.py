@@ -8,14 +8,13 @@ ordinary Litestar. Bodies are read once, bounded by ``server.maxBodyBytes``.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import time
-import uuid
-from typing import Any
 
 import msgspec
 from litestar import asgi
-from litestar.types import Receive, Scope, Send
+from litestar.types import ASGIApp, Receive, Scope, Send
 
 from gateway.domain.errors import (
     AuthenticationFailed,
@@ -62,7 +61,7 @@ def correlation_id(scope: Scope) -> str:
     inbound = _header(scope, b"x-request-id")
     if inbound and _REQUEST_ID.match(inbound):
         return inbound
-    return uuid.uuid4().hex
+    return os.urandom(16).hex()  # 128 random bits as uuid4().hex, a tenth of its cost
 
 
 async def read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
@@ -184,16 +183,20 @@ async def _disconnected(receive: Receive) -> None:
             return
 
 
-def _route(endpoint: Endpoint) -> Any:
+def _raw(endpoint: Endpoint) -> ASGIApp:
     async def handler(scope: Scope, receive: Receive, send: Send) -> None:
         await _proxy(endpoint, scope, receive, send)
 
     handler.__name__ = f"proxy_{endpoint.name.lower()}"
-    return asgi(f"/v1/{endpoint.value}", copy_scope=False)(handler)
+    return handler
 
 
-chat_completions = _route(Endpoint.CHAT)
-embeddings = _route(Endpoint.EMBEDDINGS)
-completions = _route(Endpoint.COMPLETIONS)
-responses = _route(Endpoint.RESPONSES)
-PROXY_HANDLERS = [chat_completions, embeddings, completions, responses]
+# What the app dispatches to before its router (gateway.api.app.GatewayApp), by exact path.
+RAW_HANDLERS: dict[str, ASGIApp] = {
+    f"/v1/{endpoint.value}": _raw(endpoint) for endpoint in Endpoint
+}
+# The same endpoints as routes of the router, for the paths it matches and the exact ones don't
+# (a trailing slash).
+PROXY_HANDLERS = [
+    asgi(f"/v1/{endpoint.value}", copy_scope=False)(_raw(endpoint)) for endpoint in Endpoint
+]

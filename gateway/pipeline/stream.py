@@ -127,23 +127,32 @@ class StreamRelay:
                 await self._finish(self.ctx)
 
     async def _relay(self, emit: Emit) -> None:
+        """The blocks of one upstream read go out in one write: they are complete at the
+        same moment, and a write per event cost more than the rest of its relay."""
+        out: list[bytes] = []
         held, self._held = self._held, []
-        for raw, seen in held:
-            if not await self._forward(emit, raw, seen):
-                return
-        decoder = self._decoder
-        tracker = self._tracker
-        async for chunk in self._chunks:
-            for raw in decoder.feed_raw(chunk):
-                event = raw.event
-                seen = None if event is None else tracker.observe(event.data, event.event)
-                if not await self._forward(emit, raw, seen):
+        try:
+            for raw, seen in held:
+                if not await self._forward(out, raw, seen):
                     return
+            await _flush(emit, out)
+            decoder = self._decoder
+            tracker = self._tracker
+            async for chunk in self._chunks:
+                for raw in decoder.feed_raw(chunk):
+                    event = raw.event
+                    seen = None if event is None else tracker.observe(event.data, event.event)
+                    if not await self._forward(out, raw, seen):
+                        return
+                await _flush(emit, out)
+        finally:
+            if out:  # what was ready when the stream ended, broke or stopped
+                await _flush(emit, out)
 
-    async def _forward(self, emit: Emit, raw: RawEvent, seen: Observation | None) -> bool:
-        """Relay one block; False when it ends the stream."""
+    async def _forward(self, out: list[bytes], raw: RawEvent, seen: Observation | None) -> bool:
+        """Queue one block's bytes on ``out``; False when it ends the stream."""
         if seen is None:  # keep-alive comment or empty block
-            await emit(raw.raw)
+            out.append(raw.raw)
             return True
         tally = self._tracker.tally
         if tally.full:  # counted as it goes, so that none of it is kept
@@ -152,21 +161,21 @@ class StreamRelay:
             self._invalid = True
             return False
         if seen.error:
-            await emit(self._upstream_error_event(raw, seen))
+            out.append(self._upstream_error_event(raw, seen))
             return False
         if seen.usage_only and not self._include_usage:
             return True
-        out = raw.raw
+        block = raw.raw
         responses = isinstance(self._tracker, ResponsesStreamTracker)
         if seen.has_usage and (self._include_usage or responses) and seen.chunk is not None:
             amount = self._cost()
             if amount is not None and responses:  # response.completed's usage gains it
-                out = with_response_cost(seen.chunk, amount)
+                block = with_response_cost(seen.chunk, amount)
             elif amount is not None:
-                out = with_cost(seen.chunk, amount)
+                block = with_cost(seen.chunk, amount)
         if self.ctx.record.time_to_first_token_ms is None and seen.has_content:
             self.ctx.record.time_to_first_token_ms = self.ctx.elapsed_ms()
-        await emit(out)
+        out.append(block)
         return True
 
     def _error_event(self, message: str, code: str) -> bytes:
@@ -234,6 +243,13 @@ class StreamRelay:
             account_estimated(record, model, prompt, self._tracker.estimate_output_tokens())
             raise
         account_estimated(record, model, prompt, self._tracker.estimate_output_tokens())
+
+
+async def _flush(emit: Emit, out: list[bytes]) -> None:
+    if out:
+        data = out[0] if len(out) == 1 else b"".join(out)
+        out.clear()
+        await emit(data)
 
 
 def _error_event(message: str, code: str) -> bytes:

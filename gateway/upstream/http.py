@@ -3,27 +3,33 @@
 ``send_json`` posts a request and turns a non-2xx answer into an ``UpstreamError`` whose
 body is safe to relay; ``read_json_object`` reads a whole answer within its cap;
 ``first_chunk`` reads a stream's first chunk while a fallback may still answer, and
-``relay_rest`` yields the stream after it; ``classify_transport_error`` names an httpx or
-aiohttp failure by its ``FailureKind``. Nothing above ``upstream`` sees httpx.
+``relay_rest`` yields the stream after it; ``classify_transport_error`` names a transport
+failure by its ``FailureKind``. Nothing above ``upstream`` sees httpx or aiohttp.
 
-httpx keeps its API (and ``MockTransport`` for tests); aiohttp underneath
-(httpx-aiohttp) because httpx's default transport was the largest single
-cost measured on this machine (PERFORMANCE.md). ``GATEWAY_UPSTREAM_TRANSPORT=httpx``
-selects the default transport, for benchmarks.
+Calls go to aiohttp directly: httpx's default transport was the largest single cost
+measured on this machine, and the httpx layer over aiohttp (httpx-aiohttp, used before)
+still cost about a tenth of a call's CPU under load (docs/performance.md). An httpx
+transport can still be plugged in (``create_app(transport=...)``, e.g.
+``httpx.MockTransport``), and ``GATEWAY_UPSTREAM_TRANSPORT=httpx`` selects httpx's default
+transport, for benchmarks. Either way an adapter sees an ``UpstreamResponse``, and a
+transport failure as an ``aiohttp.ClientError`` (httpx's are mapped onto aiohttp's).
+httpx is imported only on that path: with it come its command line's rich and pygments,
+about 10 MB of a serving process that never uses them (docs/performance.md).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
-from collections.abc import AsyncIterator, Callable
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 import aiohttp
-import httpx
 import msgspec
-from httpx_aiohttp import AiohttpTransport
+import yarl
 
 from gateway.domain.errors import UpstreamError
 from gateway.domain.failures import FailureKind, kind_for_status
@@ -31,11 +37,17 @@ from gateway.domain.model import Provider
 from gateway.upstream.base import UpstreamCall
 from gateway.upstream.error_body import ErrorBody, openai_envelope, read_error_body
 
-Transport = httpx.AsyncBaseTransport  # what tests may plug in (e.g. httpx.MockTransport)
+if TYPE_CHECKING:
+    import httpx
 
-POOL_LIMITS = httpx.Limits(max_connections=512, max_keepalive_connections=128, keepalive_expiry=30)
+Transport: TypeAlias = "httpx.AsyncBaseTransport"  # what tests may plug in (MockTransport)
+
+MAX_CONNECTIONS = 512
+KEEPALIVE_SECONDS = 30
+CHUNK_BYTES = 16 * 1024
 MAX_ERROR_BODY = 64 * 1024
-TRANSPORT_ERRORS = (httpx.HTTPError, aiohttp.ClientError)
+# httpx's errors arrive mapped onto aiohttp's (_as_aiohttp_errors).
+TRANSPORT_ERRORS = (aiohttp.ClientError, TimeoutError)
 _ENCODER = msgspec.json.Encoder()
 
 
@@ -47,40 +59,137 @@ class ReadLimits:
     event_bytes: int = 8 * 1024 * 1024  # one event of a stream
 
 
-class UpstreamHTTP:
-    """The process's one pooled client, and the way calls reach its transport.
+class UpstreamResponse(Protocol):
+    """A 2xx or error answer whose body has not been read yet."""
 
-    Calls go straight to the client's transport with a prepared ``httpx.Request``:
-    a proxy wants none of the client's redirect, auth-flow or cookie handling (a
-    cookie jar shared by every tenant would hand one caller's cookies to the
-    next), and skipping those layers saved ~0.15 ms a call here.
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...  # names looked up case-insensitively
+
+    def chunks(self) -> AsyncIterator[bytes]:
+        """The body as it arrives (a transport failure raises an aiohttp.ClientError)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Done with it: a connection whose body was not read to its end is closed."""
+        ...
+
+
+class _AiohttpResponse:
+    __slots__ = ("_response", "headers", "status_code")
+
+    def __init__(self, response: aiohttp.ClientResponse) -> None:
+        self._response = response
+        self.status_code = response.status
+        self.headers: Mapping[str, str] = response.headers
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        # What has arrived, at most CHUNK_BYTES at a time: a stream decoder then sees the
+        # events before a later oversize one in separate pieces.
+        async for chunk in self._response.content.iter_chunked(CHUNK_BYTES):
+            yield chunk
+
+    async def aclose(self) -> None:
+        self._response.release()
+
+
+class _HttpxResponse:
+    __slots__ = ("_response", "headers", "status_code")
+
+    def __init__(self, response: httpx.Response) -> None:
+        self._response = response
+        self.status_code = response.status_code
+        self.headers: Mapping[str, str] = response.headers
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        """A transport that read the body already (MockTransport) gives it whole."""
+
+        try:
+            content = self._response.content
+        except httpx.ResponseNotRead:
+            with _as_aiohttp_errors():
+                async for chunk in self._response.aiter_raw():
+                    yield chunk
+            return
+        if content:
+            yield content
+
+    async def aclose(self) -> None:
+        with _as_aiohttp_errors():
+            await self._response.aclose()
+
+
+@contextlib.contextmanager
+def _as_aiohttp_errors() -> Iterator[None]:
+    """httpx's transport failures as the aiohttp errors the adapters handle."""
+    import httpx
+
+    try:
+        yield
+    except httpx.TimeoutException as exc:
+        raise aiohttp.ServerTimeoutError(f"{type(exc).__name__}: {exc}") from exc
+    except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.NetworkError) as exc:
+        raise aiohttp.ClientConnectionError(f"{type(exc).__name__}: {exc}") from exc
+    except httpx.HTTPError as exc:
+        raise aiohttp.ClientError(f"{type(exc).__name__}: {exc}") from exc
+
+
+class UpstreamHTTP:
+    """The process's one pooled client, and the way calls reach it.
+
+    A proxy wants none of a client library's redirect, auth-flow or cookie handling (a
+    cookie jar shared by every tenant would hand one caller's cookies to the next): the
+    session keeps no cookies, follows no redirect and leaves bodies compressed as sent.
     """
 
     def __init__(
         self, transport: httpx.AsyncBaseTransport | None = None, limits: ReadLimits | None = None
     ) -> None:
         self.limits = limits or ReadLimits()
-        self.transport = transport or _default_transport()
-        self.client = httpx.AsyncClient(
-            transport=self.transport, limits=POOL_LIMITS, follow_redirects=False, trust_env=False
-        )
+        if transport is None and os.environ.get("GATEWAY_UPSTREAM_TRANSPORT") == "httpx":
+            transport = _httpx_default_transport()
+        self._transport = transport
+        self._session: aiohttp.ClientSession | None = None  # made in the loop, on first use
 
     async def post(
-        self, url: httpx.URL, headers: dict[str, str], content: bytes, wait_seconds: float
-    ) -> httpx.Response:
+        self, url: str, headers: dict[str, str], content: bytes, wait_seconds: float
+    ) -> UpstreamResponse:
         """``wait_seconds`` bounds connecting and each wait for bytes (not the whole body).
 
-        The headers arrive complete (host and content-length included) and the body as a
-        byte stream already read, which spares httpx's per-header normalisation: about
-        15-20 µs a call here.
+        ``headers`` are sent as given; the host and content-length are added.
         """
+        if self._transport is not None:
+            return await self._post_httpx(url, headers, content, wait_seconds)
+        session = self._session
+        if session is None:
+            session = self._session = _session()
+        response = await session.post(
+            _yarl_url(url),
+            data=content,
+            headers=headers,
+            timeout=aiohttp.ClientTimeout(
+                sock_connect=wait_seconds, sock_read=wait_seconds, connect=wait_seconds
+            ),
+            allow_redirects=False,
+            auto_decompress=False,
+        )
+        return _AiohttpResponse(response)
+
+    async def _post_httpx(
+        self, url: str, headers: dict[str, str], content: bytes, limit: float
+    ) -> UpstreamResponse:
+        import httpx
+
+        assert self._transport is not None
         raw = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
-        raw.append((b"host", url.netloc))
+        parsed = _httpx_url(url)
+        raw.append((b"host", parsed.netloc))
         raw.append((b"content-length", str(len(content)).encode()))
-        limit = wait_seconds
         request = httpx.Request(
             "POST",
-            url,
+            parsed,
             headers=raw,
             stream=httpx.ByteStream(content),
             extensions={
@@ -88,40 +197,48 @@ class UpstreamHTTP:
             },
         )
         request.read()  # the body is in memory: transports may read .content directly
-        return await self.transport.handle_async_request(request)
+        with _as_aiohttp_errors():
+            return _HttpxResponse(await self._transport.handle_async_request(request))
 
     async def aclose(self) -> None:
-        await self.client.aclose()
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+        if self._transport is not None:
+            await self._transport.aclose()
 
 
-async def body_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
-    """The body as it arrives; a transport that read it already (MockTransport) gives it whole."""
-    try:
-        content = response.content
-    except httpx.ResponseNotRead:
-        async for chunk in response.aiter_raw():
-            yield chunk
-        return
-    if content:
-        yield content
+def body_chunks(response: UpstreamResponse) -> AsyncIterator[bytes]:
+    """The body as it arrives."""
+    return response.chunks()
+
+
+def _session() -> aiohttp.ClientSession:
+    connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, keepalive_timeout=KEEPALIVE_SECONDS)
+    # No cookies: a proxy keeps no state between its callers.
+    return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar())
 
 
 @functools.lru_cache(maxsize=1024)
-def parse_url(url: str) -> httpx.URL:
+def _yarl_url(url: str) -> yarl.URL:
     """Parsed once per provider and endpoint, not per call."""
+    return yarl.URL(url)
+
+
+@functools.lru_cache(maxsize=1024)
+def _httpx_url(url: str) -> httpx.URL:
+    import httpx
+
     return httpx.URL(url)
 
 
-def _default_transport() -> httpx.AsyncBaseTransport:
-    if os.environ.get("GATEWAY_UPSTREAM_TRANSPORT", "aiohttp") == "httpx":
-        return httpx.AsyncHTTPTransport(limits=POOL_LIMITS)
-    return AiohttpTransport(limits=POOL_LIMITS, client=_aiohttp_session)
+def _httpx_default_transport() -> httpx.AsyncBaseTransport:
+    import httpx
 
-
-def _aiohttp_session() -> aiohttp.ClientSession:
-    connector = aiohttp.TCPConnector(limit=POOL_LIMITS.max_connections or 0, keepalive_timeout=30)
-    # auto_decompress is set per request by the transport; no cookies: a proxy keeps no state.
-    return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar())
+    limits = httpx.Limits(
+        max_connections=MAX_CONNECTIONS, max_keepalive_connections=128, keepalive_expiry=30
+    )
+    return httpx.AsyncHTTPTransport(limits=limits)
 
 
 def timeout_for(read_timeout: float, remaining: float) -> float:
@@ -144,11 +261,11 @@ async def send_json(
     headers: dict[str, str],
     payload: dict[str, Any],
     shape: ErrorShape = openai_error,
-) -> httpx.Response:
+) -> UpstreamResponse:
     """POST a JSON body; a 2xx response comes back unread, anything else as UpstreamError."""
     timeout = timeout_for(call.provider.timeout_seconds, call.remaining_seconds)
     try:
-        response = await client.post(parse_url(url), headers, _ENCODER.encode(payload), timeout)
+        response = await client.post(url, headers, _ENCODER.encode(payload), timeout)
     except TRANSPORT_ERRORS as exc:
         raise classify_transport_error(exc) from exc
     if response.status_code < 300:
@@ -157,7 +274,7 @@ async def send_json(
 
 
 async def http_error(
-    response: httpx.Response, provider: Provider, shape: ErrorShape
+    response: UpstreamResponse, provider: Provider, shape: ErrorShape
 ) -> UpstreamError:
     """A non-2xx answer as an UpstreamError whose body is an envelope safe to relay.
 
@@ -196,7 +313,7 @@ async def http_error(
     )
 
 
-async def read_json_object(response: httpx.Response, limit: int) -> dict[str, Any]:
+async def read_json_object(response: UpstreamResponse, limit: int) -> dict[str, Any]:
     """Read a whole answer (at most ``limit`` bytes) and decode it; anything but a JSON
     object is invalid."""
     try:
@@ -212,7 +329,7 @@ async def read_json_object(response: httpx.Response, limit: int) -> dict[str, An
     return body
 
 
-async def read_capped(response: httpx.Response, limit: int) -> bytes:
+async def read_capped(response: UpstreamResponse, limit: int) -> bytes:
     """The whole body; past ``limit`` bytes an ``oversize`` UpstreamError, reading no more
     (the caller closes the response, and with it the connection)."""
     declared = response.headers.get("content-length", "")
@@ -235,7 +352,7 @@ def _oversize_body(limit: int) -> UpstreamError:
     return UpstreamError(FailureKind.OVERSIZE, f"the upstream's answer exceeds {limit} bytes")
 
 
-async def read_all(response: httpx.Response, limit: int | None = None) -> bytes:
+async def read_all(response: UpstreamResponse, limit: int | None = None) -> bytes:
     parts: list[bytes] = []
     size = 0
     try:
@@ -250,24 +367,29 @@ async def read_all(response: httpx.Response, limit: int | None = None) -> bytes:
 
 
 def classify_transport_error(exc: Exception) -> UpstreamError:
-    """httpx-aiohttp maps every aiohttp connection error to a timeout; look at the cause."""
-    cause = exc if isinstance(exc, aiohttp.ClientError) else exc.__cause__
+    """An aiohttp failure by its type; an httpx one by its aiohttp or asyncio cause when it
+    has one (httpx-aiohttp reports most aiohttp failures as timeouts), else by its type.
+    httpx is looked at only when something imported it: else no error can be one of its."""
+    cause = exc if isinstance(exc, aiohttp.ClientError | TimeoutError) else exc.__cause__
     if isinstance(cause, aiohttp.ServerTimeoutError | TimeoutError):
         return UpstreamError(FailureKind.TIMEOUT, "the upstream did not answer in time")
     if isinstance(cause, aiohttp.ClientConnectionError):  # refused, reset, disconnected
         return UpstreamError(
             FailureKind.CONNECT, f"could not reach the upstream: {type(cause).__name__}"
         )
-    if isinstance(exc, httpx.TimeoutException):
+    httpx = sys.modules.get("httpx")
+    if httpx is not None and isinstance(exc, httpx.TimeoutException):
         return UpstreamError(FailureKind.TIMEOUT, "the upstream did not answer in time")
-    if isinstance(exc, httpx.ConnectError | httpx.RemoteProtocolError | httpx.NetworkError):
+    if httpx is not None and isinstance(
+        exc, httpx.ConnectError | httpx.RemoteProtocolError | httpx.NetworkError
+    ):
         return UpstreamError(
             FailureKind.CONNECT, f"could not reach the upstream: {type(exc).__name__}"
         )
     return UpstreamError(FailureKind.CONNECT, f"upstream transport failed: {type(exc).__name__}")
 
 
-async def first_chunk(response: httpx.Response, chunks: AsyncIterator[bytes]) -> bytes:
+async def first_chunk(response: UpstreamResponse, chunks: AsyncIterator[bytes]) -> bytes:
     """A stream's first chunk, read before anything reaches the client: a stream that
     closes or fails first is a retryable failure (a fallback may still answer). The
     response is closed on failure."""
@@ -291,7 +413,7 @@ async def first_chunk(response: httpx.Response, chunks: AsyncIterator[bytes]) ->
 
 
 async def relay_rest(
-    first: bytes, rest: AsyncIterator[bytes], response: httpx.Response
+    first: bytes, rest: AsyncIterator[bytes], response: UpstreamResponse
 ) -> AsyncIterator[bytes]:
     """The stream from its first chunk on; a transport failure is a ``stream_cut``. The
     rest and the response are closed however it ends."""

@@ -7,14 +7,13 @@ import functools
 from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx
-
 from gateway.domain.errors import UpstreamError
 from gateway.domain.failures import FailureKind
 from gateway.inbound import Endpoint
 from gateway.upstream.base import UpstreamCall, UpstreamReply
 from gateway.upstream.http import (
     UpstreamHTTP,
+    UpstreamResponse,
     body_chunks,
     first_chunk,
     read_json_object,
@@ -80,7 +79,7 @@ class OpenAICompatAdapter:
         first = await first_chunk(response, chunks)
         return relay_rest(first, chunks, response)
 
-    async def _send(self, call: UpstreamCall, ask_usage: bool) -> httpx.Response:
+    async def _send(self, call: UpstreamCall, ask_usage: bool) -> UpstreamResponse:
         return await send_json(
             self._client, call, self.url(call), self.headers(call), self.payload(call, ask_usage)
         )

@@ -1,5 +1,6 @@
 """What a serving process loads: no Alembic, no Redis client unless the cache uses Redis,
-and only the tiktoken encodings its models need. Each runs in a fresh interpreter."""
+no httpx (nor the rich and pygments its command line brings), no pydantic, and only the
+tiktoken encodings its models need. Each runs in a fresh interpreter."""
 
 from __future__ import annotations
 
@@ -48,6 +49,8 @@ def test_serve_migrates_in_a_child_so_the_server_never_loads_alembic(tmp_path: P
         def serve(app, **options):  # stands in for the server: what has been loaded?
             loaded = {{name.split(".")[0] for name in sys.modules}}
             print("alembic loaded:", "alembic" in loaded)
+            for name in ("httpx", "rich", "pygments", "pydantic"):
+                print(f"{{name}} loaded:", name in loaded)
 
         uvicorn.run = serve
         from gateway.cli import main
@@ -56,6 +59,8 @@ def test_serve_migrates_in_a_child_so_the_server_never_loads_alembic(tmp_path: P
         tmp_path,
     )
     assert "alembic loaded: False" in out
+    for name in ("httpx", "rich", "pygments", "pydantic"):  # about 17 MB resident together
+        assert f"{name} loaded: False" in out
     import sqlite3
 
     # The child ran the migrations (its stdout is dropped: a server's output is its log).

@@ -78,3 +78,25 @@ def test_configure_writes_json_lines_to_stderr_from_a_thread_of_its_own(
     finally:
         root.handlers[:] = handlers
         root.setLevel(level)
+
+
+class _CountingStream(io.StringIO):
+    writes = 0
+
+    def write(self, text: str) -> int:
+        self.writes += 1
+        return super().write(text)
+
+
+def test_lines_reach_stderr_whole_in_order_and_in_batches(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    stream = _CountingStream()
+    monkeypatch.setattr(sys, "stderr", stream)
+    handler = logs.BatchedStderr()
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    for index in range(2000):
+        handler.handle(_record(f"line {index}"))
+    handler.stop()
+    assert stream.getvalue().splitlines() == [f"line {index}" for index in range(2000)]
+    assert stream.writes < 100  # one write per batch, not per line

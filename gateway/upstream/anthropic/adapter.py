@@ -6,7 +6,6 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
-import httpx
 import msgspec
 
 from gateway.domain.errors import TranslationError, UpstreamError, as_gateway_error, envelope
@@ -26,6 +25,7 @@ from gateway.upstream.error_body import redact_json
 from gateway.upstream.http import (
     TRANSPORT_ERRORS,
     UpstreamHTTP,
+    UpstreamResponse,
     body_chunks,
     first_chunk,
     read_json_object,
@@ -73,7 +73,7 @@ class AnthropicAdapter:
             )
         return relay_rest(first, events, response)
 
-    async def _send(self, call: UpstreamCall, request: MessagesRequest) -> httpx.Response:
+    async def _send(self, call: UpstreamCall, request: MessagesRequest) -> UpstreamResponse:
         payload = request.payload
         if call.stream:
             payload["stream"] = True
@@ -123,7 +123,7 @@ def _translated(call: UpstreamCall) -> MessagesRequest:
 
 
 async def _translate(
-    response: httpx.Response, translator: StreamTranslator, max_event_bytes: int
+    response: UpstreamResponse, translator: StreamTranslator, max_event_bytes: int
 ) -> AsyncGenerator[bytes, None]:
     """Anthropic SSE in, OpenAI SSE out; the usage chunk and [DONE] at message_stop."""
     decoder = SSEDecoder(max_event_bytes)

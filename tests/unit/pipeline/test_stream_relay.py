@@ -86,3 +86,26 @@ async def test_a_multi_megabyte_stream_is_estimated_without_keeping_its_text() -
     assert record.success and record.usage_source == "estimated"
     whole = "".join(_deltas(7))
     assert record.estimated_output_tokens == counter.count_text(whole, "gpt-4o")
+
+
+async def test_the_events_of_one_upstream_read_go_out_in_one_write() -> None:
+    reads = [
+        _event({"content": "a"}) + _event({"content": "b"}) + _event({"content": "c"}),
+        _event({}, finish="stop") + b"data: [DONE]\n\n",
+    ]
+
+    async def upstream() -> AsyncIterator[bytes]:
+        for read in reads:
+            yield read
+
+    finished: list[CallContext] = []
+    relay = _relay(TiktokenCounter([]), finished)
+    relay._chunks = upstream()
+    writes: list[bytes] = []
+
+    async def emit(data: bytes) -> None:
+        writes.append(data)
+
+    await relay.run(emit)
+    assert writes == reads  # byte-identical, one write per read
+    assert finished[0].record.success
