@@ -21,7 +21,7 @@ from typing import Any
 from gateway import __version__, allocator, logs
 from gateway.config.errors import ConfigError
 from gateway.config.keys import hash_key
-from gateway.config.loader import check_config, load_config
+from gateway.config.loader import check_config, load_config, load_config_file
 from gateway.domain.model import Operation, PolicyMode
 from gateway.domain.settings import GatewayConfig
 
@@ -206,9 +206,14 @@ def _db_upgrade(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     allocator.limit_arenas()  # before the server's threads allocate
-    config = _load(args.config)
-    if config is None:
+    try:
+        loaded = load_config_file(args.config)
+    except ConfigError as error:
+        for problem in error.problems:
+            print(f"{args.config}: {problem}", file=sys.stderr)
         return 1
+    config = loaded.config
+    logs.configure(_log_format(config))
     host = args.host or config.server.host
     port = config.server.port if args.port is None else args.port
     if not config.auth.keys:
@@ -234,8 +239,11 @@ def _serve(args: argparse.Namespace) -> int:
         "log_config": logs.logging_config(_log_format(config)),
         **uvicorn_options(config.server),
     }
+    config_file = Path(args.config).resolve()
     if config.server.workers > 1:
-        os.environ[CONFIG_ENV] = str(Path(args.config).resolve())
+        from gateway.api.workers import run_workers
+
+        os.environ[CONFIG_ENV] = str(config_file)
         with _metrics_directory():  # /metrics then sums every worker's metrics
             if config.redis.url is None:
                 log.info(
@@ -243,7 +251,7 @@ def _serve(args: argparse.Namespace) -> int:
                     "and signal snapshots",
                     config.server.workers,
                 )
-            uvicorn.run(
+            run_workers(
                 "gateway.api.factory:app_from_env",
                 factory=True,
                 workers=config.server.workers,
@@ -254,7 +262,8 @@ def _serve(args: argparse.Namespace) -> int:
         _empty_metrics_directory(Path(os.environ[MULTIPROCESS_ENV]))
     from gateway.api.app import create_app
 
-    uvicorn.run(create_app(config), **common)
+    app = create_app(config, config_file=config_file, digest=loaded.digest)
+    uvicorn.run(app, **common)
     return 0
 
 

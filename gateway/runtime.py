@@ -2,6 +2,13 @@
 
 Built in the app's lifespan (and by CLI commands that need the same pieces), so
 nothing is read or opened at import time.
+
+Two kinds of parts: what the process opens once (database engine, telemetry writer,
+upstream connection pool, token counter, budgets, cache store, metrics), and what is
+derived from the configuration (keys, signals, routing, the pipeline): a ``Serving``.
+A reload builds a new Serving and swaps it in one assignment, between calls; a call
+takes the Serving once and finishes on it (docs/operations.md, "Reloading the
+configuration").
 """
 
 from __future__ import annotations
@@ -9,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -28,6 +36,7 @@ from gateway.pipeline.context import Target
 from gateway.pipeline.resolve import Resolver
 from gateway.pipeline.service import Pipeline
 from gateway.pipeline.snapshots import SnapshotSource
+from gateway.routing.exploration import ExplorationCounts
 from gateway.signals.cache import SignalRefresher, SignalStore
 from gateway.telemetry.writer import TelemetryWriter
 from gateway.upstream.base import Adapter
@@ -47,6 +56,28 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+@dataclass(frozen=True, slots=True)
+class ConfigVersion:
+    """Which configuration a process serves (``GET /admin/config/version``)."""
+
+    digest: str | None  # "sha256:..." of the file's bytes; None when not read from a file
+    loaded_at: datetime  # aware UTC
+    generation: int = 1  # 1 at start, +1 for each configuration a reload applied
+
+
+@dataclass(frozen=True, slots=True)
+class Serving:
+    """Everything derived from one configuration: swapped whole on a reload."""
+
+    config: GatewayConfig
+    version: ConfigVersion
+    keys: KeyRing
+    signals: SignalRefresher
+    snapshots: SnapshotSource
+    resolver: Resolver
+    pipeline: Pipeline
+
+
 class Runtime:
     def __init__(
         self,
@@ -54,10 +85,9 @@ class Runtime:
         *,
         transport: Transport | None = None,
         counter: TokenCounter | None = None,
+        digest: str | None = None,
     ) -> None:
-        self.config = config
         self.metrics = Metrics()
-        self.keys = KeyRing(config.auth)
         self.engine: AsyncEngine = create_engine(config.database.url)
         self.writer = TelemetryWriter(
             self.engine,
@@ -65,27 +95,18 @@ class Runtime:
             enabled=config.telemetry.enabled,
         )
         self._redis: Redis | None = None
-        self.breakers: CircuitStates
-        store: SignalStore | None = None
-        breaker = config.circuit_breaker
+        self._signal_store: SignalStore | None = None
         if config.redis.url:
             # Every process of the deployment shares circuits and signal snapshots
             # (docs/operations.md, "What is shared between processes"). Imported only
             # here: the Redis client costs a process that uses none about 6 MB.
-            from gateway.circuits.redis_circuits import RedisCircuits
             from gateway.db.redis_client import redis_client
             from gateway.signals.redis_store import RedisSignalStore
 
             self._redis = redis_client(config.redis.url)
-            self.breakers = RedisCircuits(
-                self._redis, breaker.failure_threshold, breaker.cooldown_seconds
-            )
-            store = RedisSignalStore(self._redis, config)
-        else:
-            self.breakers = InProcessCircuits(breaker.failure_threshold, breaker.cooldown_seconds)
-        self.signals = SignalRefresher(self.engine, config, utc_now, store=store)
+            self._signal_store = RedisSignalStore(self._redis, config)
+        self.breakers: CircuitStates = self._breakers_for(config)
         self._gauges: asyncio.Task[None] | None = None
-        self.snapshots = SnapshotSource(config, self.signals, self.breakers)
         server = config.server
         self.http = UpstreamHTTP(
             transport,
@@ -94,12 +115,6 @@ class Runtime:
         self.adapters = AdapterRegistry(self.http)
         # Only the encodings the configured models use: each costs tens of megabytes.
         self.counter = counter or make_default_counter(model.name for model in config.models)
-        self.resolver = Resolver(
-            config, self.breakers, self.snapshots.snapshot, self.snapshots.health_scores
-        )
-        attempts = Attempts(
-            self.resolver, self.breakers, self._adapter_for, self.metrics.observe_upstream
-        )
         self.budgets = DatabaseBudgets(
             self.engine,
             self.counter,
@@ -109,19 +124,103 @@ class Runtime:
         self.cache = StoredResponseCache(
             make_store(config.cache, self.engine), fingerprints=configuration_fingerprints(config)
         )
-        self.pipeline = Pipeline(
+        # routing.exploration's counts, per configuration id: kept across reloads.
+        self._exploration: dict[str, ExplorationCounts] = {}
+        self.serving = self._serving(config, ConfigVersion(digest, utc_now()))
+
+    # The parts of the current Serving, for code that reads one of them at a time. A call
+    # that needs several takes ``runtime.serving`` once instead.
+    @property
+    def config(self) -> GatewayConfig:
+        return self.serving.config
+
+    @property
+    def keys(self) -> KeyRing:
+        return self.serving.keys
+
+    @property
+    def signals(self) -> SignalRefresher:
+        return self.serving.signals
+
+    @property
+    def snapshots(self) -> SnapshotSource:
+        return self.serving.snapshots
+
+    @property
+    def resolver(self) -> Resolver:
+        return self.serving.resolver
+
+    @property
+    def pipeline(self) -> Pipeline:
+        return self.serving.pipeline
+
+    @property
+    def version(self) -> ConfigVersion:
+        return self.serving.version
+
+    def _serving(self, config: GatewayConfig, version: ConfigVersion) -> Serving:
+        signals = SignalRefresher(self.engine, config, utc_now, store=self._signal_store)
+        snapshots = SnapshotSource(config, signals, self.breakers)
+        resolver = Resolver(
             config,
-            self.resolver,
+            self.breakers,
+            snapshots.snapshot,
+            snapshots.health_scores,
+            exploration=self._exploration,
+        )
+        attempts = Attempts(
+            resolver, self.breakers, self._adapter_for, self.metrics.observe_upstream
+        )
+        pipeline = Pipeline(
+            config,
+            resolver,
             attempts,
             self.counter,
             self.writer,
             self.metrics,
             budgets=self.budgets,
-            cache=self.cache,
+            cache=self.cache.with_fingerprints(configuration_fingerprints(config)),
         )
+        return Serving(
+            config, version, KeyRing(config.auth), signals, snapshots, resolver, pipeline
+        )
+
+    def _breakers_for(self, config: GatewayConfig) -> CircuitStates:
+        settings = config.circuit_breaker
+        if self._redis is not None:
+            from gateway.circuits.redis_circuits import RedisCircuits
+
+            return RedisCircuits(self._redis, settings.failure_threshold, settings.cooldown_seconds)
+        return InProcessCircuits(settings.failure_threshold, settings.cooldown_seconds)
 
     def _adapter_for(self, target: Target) -> Adapter:
         return self.adapters.for_type(target.provider.adapter)
+
+    async def reload(self, config: GatewayConfig, digest: str | None) -> Serving:
+        """Serve ``config`` from the next call on; calls under way finish on the old one.
+
+        The new signals are read before the swap, so the very next decision sees them
+        (``routing.callHistory`` switched on included). The connection pool, the
+        telemetry writer and the circuits of unchanged settings are kept. The caller has
+        checked the file (gateway.config.changes); restart-only sections are not applied.
+        """
+        old = self.serving
+        old_breakers = self.breakers
+        if config.circuit_breaker != old.config.circuit_breaker:
+            self.breakers = self._breakers_for(config)  # new thresholds: circuits start closed
+            await self.breakers.start()
+        version = ConfigVersion(digest, utc_now(), old.version.generation + 1)
+        new = self._serving(config, version)
+        # The failure counts are the process's (gauges "since the process started").
+        new.signals.health_read_failures = old.signals.health_read_failures
+        new.signals.quality_read_failures = old.signals.quality_read_failures
+        new.signals.history_read_failures = old.signals.history_read_failures
+        await new.signals.start()
+        self.serving = new  # one assignment: a call sees the old Serving or the new one
+        await old.signals.stop()
+        if old_breakers is not self.breakers:
+            await old_breakers.stop()
+        return new
 
     async def start(self) -> None:
         # Loading an encoding parses megabytes: at startup, off the loop, not on a first call.

@@ -4,6 +4,7 @@ The console's pages and its own JSON endpoints are in gateway.api.console."""
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 from typing import Any
 
@@ -50,9 +51,10 @@ class AdminController(Controller):
         if not operation:
             raise InvalidRequest("'operation' is required.", param="operation")
         runtime: Runtime = request.app.state.runtime
+        serving = runtime.serving
         return explain_configuration(
-            runtime.config,
-            runtime.snapshots.snapshot(),
+            serving.config,
+            serving.snapshots.snapshot(),
             configuration,
             operation,
             params.get("mode"),
@@ -66,3 +68,15 @@ class AdminController(Controller):
         runtime: Runtime = request.app.state.runtime
         calls = await recent_routed_calls(runtime.engine, days, limit, datetime.now(UTC))
         return {"calls": calls}
+
+    @get("/config/version")
+    async def config_version(self, request: Request[Any, Any, Any]) -> dict[str, Any]:
+        """Which configuration this process serves (docs/operations.md, "Reloading")."""
+        runtime: Runtime = request.app.state.runtime
+        version = runtime.version
+        return {
+            "hash": version.digest,
+            "loadedAt": version.loaded_at.isoformat().replace("+00:00", "Z"),
+            "generation": version.generation,
+            "pid": os.getpid(),
+        }

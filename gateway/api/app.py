@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from litestar import Litestar
@@ -18,6 +19,7 @@ from gateway.api.errors import EXCEPTION_HANDLERS
 from gateway.api.keyless import keyless_guard
 from gateway.api.models import list_models
 from gateway.api.proxy import PROXY_HANDLERS, RAW_HANDLERS
+from gateway.api.reload import ConfigWatcher
 from gateway.api.system import healthz, metrics, readyz
 from gateway.auth import is_keyless
 from gateway.domain.errors import GatewayError
@@ -82,15 +84,25 @@ def create_app(
     *,
     transport: Transport | None = None,
     counter: TokenCounter | None = None,
+    config_file: Path | None = None,
+    digest: str | None = None,
 ) -> Litestar:
+    """``config_file``: where ``config`` was read from (its bytes' ``digest``); the process
+    then reloads it on SIGHUP and when it changes (gateway.api.reload)."""
+
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        runtime = Runtime(config, transport=transport, counter=counter)
+        runtime = Runtime(config, transport=transport, counter=counter, digest=digest)
         app.state.runtime = runtime
         await runtime.start()
+        watcher = ConfigWatcher(runtime, config_file) if config_file is not None else None
+        if watcher is not None:
+            await watcher.start()
         try:
             yield
         finally:
+            if watcher is not None:
+                await watcher.stop()
             await runtime.stop()
 
     keyless = is_keyless(config.auth)

@@ -13,15 +13,16 @@ from gateway.runtime import Runtime
 @get("/v1/models")
 async def list_models(request: Request[Any, Any, Any]) -> dict[str, Any]:
     runtime: Runtime = request.app.state.runtime
+    serving = runtime.serving
     allowed = None
-    if not runtime.keys.open:
-        key = runtime.keys.identify(request.headers.get("authorization"))
+    if not serving.keys.open:
+        key = serving.keys.identify(request.headers.get("authorization"))
         if key is None:
             raise AuthenticationFailed("Missing or invalid API key.")
         allowed = key.configurations
     data = [
         {"id": cid, "object": "model", "created": 0, "owned_by": "gateway"}
-        for cid in runtime.config.configurations
+        for cid in serving.config.configurations
         if allowed is None or cid in allowed
     ]
     return {"object": "list", "data": data}

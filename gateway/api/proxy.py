@@ -111,20 +111,21 @@ async def _proxy(endpoint: Endpoint, scope: Scope, receive: Receive, send: Send)
         refusal = MethodNotAllowed(f"Use POST for /v1/{endpoint.value}.")
         await _refuse(scope, send, error_answer(refusal), request_id, endpoint, started)
         return
-    runtime = _runtime(scope)
+    # One configuration for the whole call: a reload meanwhile serves the next one.
+    serving = _runtime(scope).serving
     try:
         key = None
-        if not runtime.keys.open:
-            key = runtime.keys.identify(_header(scope, b"authorization"))
+        if not serving.keys.open:
+            key = serving.keys.identify(_header(scope, b"authorization"))
             if key is None:
                 raise AuthenticationFailed("Missing or invalid API key.")
-        raw = await read_body(scope, receive, runtime.config.server.max_body_bytes)
+        raw = await read_body(scope, receive, serving.config.server.max_body_bytes)
         request = parse_inbound(endpoint, raw)
         request.cache_bypass = _no_cache(_header(scope, b"x-gateway-cache"))
     except GatewayError as error:
         await _refuse(scope, send, error_answer(error), request_id, endpoint, started)
         return
-    pipeline = runtime.pipeline
+    pipeline = serving.pipeline
     ctx = pipeline.context(request, key, request_id)
     if request.stream:
         outcome = await pipeline.stream(ctx, key)

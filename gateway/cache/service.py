@@ -62,6 +62,17 @@ class StoredResponseCache:
         self._down_until = 0.0
         self._task: asyncio.Task[None] | None = None
 
+    def with_fingerprints(self, fingerprints: Mapping[str, str]) -> StoredResponseCache:
+        """The same store keyed by another configuration's fingerprints (a reload); the
+        purge loop stays this one's."""
+        twin = StoredResponseCache(
+            self.backend,
+            fingerprints=fingerprints,
+            purge_interval_seconds=self._interval,
+            backoff_seconds=self._backoff,
+        )
+        return twin
+
     async def lookup(
         self, configuration: Configuration, request: InboundRequest, key_id: str | None
     ) -> CachedAnswer | None:

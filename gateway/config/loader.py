@@ -9,8 +9,10 @@ that failed are skipped), so one run shows all there is to fix.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from gateway.config.convert import to_struct, yaml_type
@@ -22,15 +24,32 @@ from gateway.config.yaml_text import SYNTAX_ERROR, parse_yaml
 from gateway.domain.settings import GatewayConfig
 
 
+@dataclass(frozen=True, slots=True)
+class LoadedFile:
+    config: GatewayConfig
+    digest: str  # "sha256:" + the hex SHA-256 of the file's bytes, as read
+
+
 def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> GatewayConfig:
     """The configuration in the file at ``path``; ConfigError listing every problem."""
+    return load_config_file(path, environ).config
+
+
+def load_config_file(path: str | Path, environ: Mapping[str, str] | None = None) -> LoadedFile:
+    """The configuration in the file at ``path`` and the digest of the bytes it came from
+    (read once, so the two always match); ConfigError listing every problem."""
     source = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        raw = Path(path).read_bytes()
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
         raise ConfigError([f"{source}: cannot read the file: {reason}"]) from exc
-    return load_config_text(text, environ, source=source)
+    return LoadedFile(load_config_text(text, environ, source=source), file_digest(raw))
+
+
+def file_digest(raw: bytes) -> str:
+    return "sha256:" + hashlib.sha256(raw).hexdigest()
 
 
 def load_config_text(

@@ -162,6 +162,11 @@ class AuthSchema(Section):
     console_session_hours: Annotated[int, Ge(1), Le(720)] = 12
 
 
+class ExplorationSchema(Section):
+    share: Annotated[float, Gt(0), Le(1)] = 0.02
+    min_calls: Annotated[int, Ge(1)] = 5
+
+
 class RoutingSchema(Section):
     policy_mode: PolicyMode = PolicyMode.PROVIDER_PRIORITY
     call_history: bool = False
@@ -172,6 +177,7 @@ class RoutingSchema(Section):
     stream_latency: StreamLatency = StreamLatency.TTFT
     operation_capability_enforcement: Enforcement = Enforcement.ENFORCE
     list_price_ceiling: Annotated[Decimal, Gt(0)] = Decimal("1.00")
+    exploration: ExplorationSchema | None = None
 
 
 class HealthSchema(Section):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gateway.config.schema import BudgetSchema, FileSchema, LimitsSchema
-from gateway.domain.model import BudgetLimits, BudgetSpec, RoutingSettings
+from gateway.domain.model import BudgetLimits, BudgetSpec, ExplorationSettings, RoutingSettings
 from gateway.domain.settings import (
     BudgetSettings,
     CircuitBreakerSettings,
@@ -59,6 +59,11 @@ def resolve_sections(file: FileSchema) -> Sections:
             stream_latency=routing.stream_latency.value,
             operation_capability_enforcement=routing.operation_capability_enforcement,
             list_price_ceiling=routing.list_price_ceiling,
+            exploration=(
+                ExplorationSettings(routing.exploration.share, routing.exploration.min_calls)
+                if routing.exploration is not None
+                else None
+            ),
         ),
         health=HealthSettings(
             window_seconds=health.window_seconds,

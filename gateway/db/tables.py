@@ -87,6 +87,8 @@ telemetry = Table(
     # the upstream says it ran when it is not the one sent (docs/telemetry.md#telemetry).
     Column("output_tokens_per_second", Double),
     Column("upstream_model", String(255)),
+    # Migration 0006 (after 0004): routing.exploration chose the model, not the ranking.
+    _flag("routing_explored"),
 )
 
 # Covering index for the call-history GROUP BY (gateway.signals.history): the

@@ -172,6 +172,15 @@ LatencyMeasure = Literal["total", "ttft"]  # routing.streamLatency
 
 
 @dataclass(frozen=True, slots=True)
+class ExplorationSettings:
+    """``routing.exploration``: a bounded share of a criteria configuration's calls goes to
+    eligible candidates with fewer than ``min_calls`` calls in the history."""
+
+    share: float = 0.02
+    min_calls: int = 5
+
+
+@dataclass(frozen=True, slots=True)
 class RoutingSettings:
     policy_mode: PolicyMode = PolicyMode.PROVIDER_PRIORITY
     call_history: bool = False
@@ -182,3 +191,4 @@ class RoutingSettings:
     stream_latency: LatencyMeasure = "ttft"
     operation_capability_enforcement: Enforcement = Enforcement.ENFORCE
     list_price_ceiling: Decimal = Decimal("1.00")
+    exploration: ExplorationSettings | None = None  # None: off

@@ -44,4 +44,4 @@ def explain_configuration(
         assert configuration.model is not None  # the loader guarantees it
         return explain_fixed(configuration, config.model(configuration.model), operation)
     decision = decide(configuration, operation, required_for(operation), snapshot, mode)
-    return explain(decision)
+    return explain(decision, snapshot.routing.exploration)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from gateway.inbound import InboundRequest
 from gateway.pipeline.context import Target
 from gateway.routing.decision import Decision
 from gateway.routing.eligibility import enforcement_for, missing_for_operation
+from gateway.routing.exploration import ExplorationCounts, RandomSource, explore
 from gateway.routing.memo import DecisionMemo
 from gateway.routing.snapshot import Snapshot
 
@@ -27,6 +29,8 @@ class Resolution:
     # Fixed mode: capabilities the call needs that the model does not declare (refused
     # when enforced, a warning when observed).
     missing: frozenset[Capability] = frozenset()
+    # routing.exploration sent the call to a candidate lacking history, not to the first.
+    explored: bool = False
 
     @property
     def refused_for_capability(self) -> bool:
@@ -40,8 +44,10 @@ class Resolution:
         """Observe mode: what enforce mode would have refused the attempted model for."""
         if self.target is None:
             return ()
-        if self.decision is not None:
-            return self.decision.candidates[0].warnings if self.decision.candidates else ()
+        if self.decision is not None:  # the attempted candidate's (an explored one's too)
+            chosen = self.target.model.id
+            found = (c.warnings for c in self.decision.candidates if c.model.id == chosen)
+            return next(found, ())
         if not self.missing:
             return ()
         return (f"OPERATION_CAPABILITY_MISSING: {', '.join(sorted(self.missing))}",)
@@ -54,6 +60,9 @@ class Resolver:
         breakers: CircuitStates,
         snapshot: Callable[[], Snapshot],
         health_scores: Callable[[], Mapping[str, float]],
+        *,
+        exploration: dict[str, ExplorationCounts] | None = None,
+        random_source: RandomSource | None = None,
     ) -> None:
         self._config = config
         self._breakers = breakers
@@ -61,13 +70,22 @@ class Resolver:
         self._health_scores = health_scores
         # Most calls between two signal refreshes meet the same inputs: a lookup, not a ranking.
         self._memo = DecisionMemo()
+        # routing.exploration's counters, per configuration id, for this process only.
+        self.exploration: dict[str, ExplorationCounts] = (
+            exploration if exploration is not None else {}
+        )
+        self._random: RandomSource = random_source or random.Random()
 
     def resolve(
         self,
         configuration: Configuration,
         request: InboundRequest,
         mode_override: PolicyMode | None = None,
+        *,
+        may_explore: bool = False,
     ) -> Resolution:
+        """``may_explore``: the call's own configuration (not a fallback, not a budget
+        estimate) may be sent to a candidate lacking history (``routing.exploration``)."""
         if configuration.is_fixed:
             return self._resolve_fixed(configuration, request)
         decision = self._memo.decide(
@@ -75,6 +93,13 @@ class Resolver:
         )
         if decision.selected is None:
             return Resolution(configuration, None, decision, ErrorClass.NO_ELIGIBLE_MODEL)
+        settings = self._config.routing.exploration
+        if may_explore and settings is not None:
+            counts = self.exploration.setdefault(configuration.id, ExplorationCounts())
+            chosen = explore(decision, settings, counts, self._random)
+            if chosen is not None:
+                target = Target(configuration, chosen.model, chosen.provider, decision)
+                return Resolution(configuration, target, decision, explored=True)
         model = decision.selected
         provider = self._config.provider_of(model)
         return Resolution(configuration, Target(configuration, model, provider, decision), decision)

@@ -273,9 +273,10 @@ class Pipeline:
             )
 
     def _primary(self, ctx: CallContext, configuration: Configuration) -> Resolution:
-        primary = self._resolver.resolve(configuration, ctx.request)
+        primary = self._resolver.resolve(configuration, ctx.request, may_explore=True)
         if primary.decision is not None:
             note_decision(ctx.record, primary.decision)
+            ctx.record.routing_explored = primary.explored
         elif configuration.model is not None:  # fixed mode: the model it names
             model = self._config.model(configuration.model)
             note_fixed(ctx.record, model, model.provider)

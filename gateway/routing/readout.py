@@ -8,9 +8,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from gateway.domain.model import Configuration, Model, Operation
+from gateway.domain.model import Configuration, ExplorationSettings, Model, Operation
 from gateway.domain.signals import HistoryFigures
 from gateway.routing.decision import SIGNAL_NAMES, Candidate, Decision
+from gateway.routing.exploration import lacking_history
 
 CIRCUIT_NOTE = (
     "Circuit states: not visible here. This reads the database the config names, "
@@ -18,7 +19,7 @@ CIRCUIT_NOTE = (
 )
 
 
-def explain(decision: Decision) -> dict[str, Any]:
+def explain(decision: Decision, exploration: ExplorationSettings | None = None) -> dict[str, Any]:
     selected = decision.candidates[0] if decision.candidates else None
     return {
         "configuration": decision.configuration_id,
@@ -39,6 +40,19 @@ def explain(decision: Decision) -> dict[str, Any]:
         "signalsUsed": list(decision.signals_used),
         "decidedBy": decision.decided_by,
         "outscoredBy": [_rival(c) for c in decision.outscored_by()],
+        "exploration": _exploration(decision, exploration),
+    }
+
+
+def _exploration(decision: Decision, settings: ExplorationSettings | None) -> dict[str, Any] | None:
+    """routing.exploration and the candidates it may send a call to now (none when off)."""
+    if settings is None:
+        return None
+    pool = lacking_history(decision, settings.min_calls)
+    return {
+        "share": settings.share,
+        "minCalls": settings.min_calls,
+        "candidates": [{"model": c.model.id, "provider": c.provider.id} for c in pool],
     }
 
 
@@ -60,6 +74,7 @@ def explain_fixed(
         "signalsUsed": [],
         "decidedBy": None,
         "outscoredBy": [],
+        "exploration": None,
     }
 
 
@@ -137,6 +152,7 @@ def render_table(explained: dict[str, Any]) -> str:
             f"rejected: {rejection['model']} ({rejection['provider']}): {rejection['reason']}"
         )
     lines.append(f"signals used: {', '.join(explained['signalsUsed']) or 'none'}")
+    lines.extend(_exploration_lines(explained["exploration"], explained["callHistory"]))
     lines.append(CIRCUIT_NOTE)
     return "\n".join(lines) + "\n"
 
@@ -164,6 +180,19 @@ def _decided_lines(explained: dict[str, Any]) -> list[str]:
             f"{selected['model']}'s {selected['score']:.5f} (priority {selected['priority']})"
         )
     return lines
+
+
+def _exploration_lines(exploration: dict[str, Any] | None, history_read: bool) -> list[str]:
+    if exploration is None:
+        return []
+    head = f"exploration: up to {exploration['share']:.2%} of calls"
+    pool = exploration["candidates"]
+    if pool:
+        names = ", ".join(f"{c['model']} ({c['provider']})" for c in pool)
+        return [f"{head} may go to {names}: fewer than {exploration['minCalls']} calls"]
+    if not history_read:
+        return [f"{head}; none now: this decision read no call history"]
+    return [f"{head}; none now: every other candidate has {exploration['minCalls']} calls"]
 
 
 def _row(candidate: dict[str, Any]) -> list[str]:

@@ -41,6 +41,7 @@ async def recent_routed_calls(
             t.routing_candidates,
             t.routing_rejections,
             t.routing_cost_basis,
+            t.routing_explored,
             *(getattr(t, c) for _, c in _SIGNALS),
         )
         .where(t.created_at >= now - timedelta(days=days), t.routing_policy_mode != "")
@@ -74,4 +75,5 @@ def _call(row: Any) -> dict[str, Any]:
         "rejections": [r for r in (row["routing_rejections"] or "").split(",") if r],
         "costBasis": row["routing_cost_basis"] or "",
         "signalsUsed": [name for name, column in _SIGNALS if row[column]],
+        "explored": bool(row["routing_explored"]),
     }

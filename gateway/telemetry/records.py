@@ -52,6 +52,7 @@ class TelemetryRecord(msgspec.Struct, kw_only=True, gc=False):
     routing_signal_cost: bool = False
     routing_signal_latency: bool = False
     routing_signal_call_cost: bool = False
+    routing_explored: bool = False  # routing.exploration chose the model, not the ranking
     estimated_input_tokens: int | None = None
     estimated_output_tokens: int | None = None
     estimated_cost: Decimal | None = None  # the estimate's price, when usage was not reported
@@ -70,6 +71,7 @@ _FLAGS = (
     "routing_signal_cost",
     "routing_signal_latency",
     "routing_signal_call_cost",
+    "routing_explored",
 )
 
 

@@ -297,6 +297,7 @@ def test_explain_a_fixed_configuration_invents_nothing(gateway: RunningGateway) 
         "signalsUsed": [],
         "decidedBy": None,
         "outscoredBy": [],
+        "exploration": None,
     }
 
 
@@ -318,6 +319,7 @@ CALL_KEYS = {
     "outputTokensPerSecond",
     "success",
     "fallbackAttempts",
+    "explored",
     "mode",
     "candidates",
     "rejections",

@@ -57,6 +57,7 @@ class Received:
     headers: dict[str, str]
     body: dict[str, Any]
     query: dict[str, str]
+    peer: tuple[str, int] | None = None  # the client's address: one per connection
 
 
 def raw_failure(behavior: Behavior, status: int) -> web.Response:

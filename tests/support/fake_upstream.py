@@ -81,7 +81,13 @@ class FakeUpstream(AnthropicRoutes, ResponsesRoutes):
         body = await request.json()
         model = request.match_info.get("deployment") or str(body.get("model"))
         self.received.append(
-            Received(request.path, dict(request.headers), body, dict(request.query))
+            Received(
+                request.path,
+                dict(request.headers),
+                body,
+                dict(request.query),
+                _peer(request),
+            )
         )
         self.calls[model] += 1
         behavior = self.behaviors.get(model) or Behavior()
@@ -268,3 +274,9 @@ def _content(behavior: Behavior, body: dict[str, Any]) -> str:
     messages = body.get("messages") or [{}]
     last = messages[-1].get("content") if isinstance(messages[-1], dict) else None
     return behavior.answers.get(str(last), behavior.content)
+
+
+def _peer(request: web.Request) -> tuple[str, int] | None:
+    transport = request.transport
+    peer = transport.get_extra_info("peername") if transport is not None else None
+    return (str(peer[0]), int(peer[1])) if peer else None

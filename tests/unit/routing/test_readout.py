@@ -83,6 +83,7 @@ def test_readout_reproduces_the_spec_example() -> None:
         "signalsUsed": ["health", "latency", "callCost"],
         "decidedBy": "score",
         "outscoredBy": [],
+        "exploration": None,
     }
     assert top == {
         "rank": 1,
@@ -216,6 +217,7 @@ def test_explain_fixed_invents_nothing() -> None:
         "signalsUsed": [],
         "decidedBy": None,
         "outscoredBy": [],
+        "exploration": None,
     }
 
 
