@@ -1,7 +1,7 @@
 """The hourly telemetry rollup, filled from the rows already there; two telemetry columns.
 
 Revision ID: 0004
-Revises: 0005
+Revises: 0006
 Create Date: 2026-12-02
 
 ``telemetry_hourly`` and ``telemetry_hourly_latency`` (docs/telemetry.md#telemetry_hourly)
@@ -21,7 +21,7 @@ from alembic import op
 from sqlalchemy.dialects import mysql
 
 revision: str = "0004"
-down_revision: str | None = "0005"
+down_revision: str | None = "0006"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

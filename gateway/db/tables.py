@@ -83,11 +83,11 @@ telemetry = Table(
     Column("estimated_cost", Money),
     # Migration 0005: the decision detail the console shows (gateway.routing.detail), JSON.
     Column("routing_detail", Text),
-    # Migration 0004 (chained after 0005): streams' output tokens per second, and the model
+    # Migration 0004 (chained after 0006): streams' output tokens per second, and the model
     # the upstream says it ran when it is not the one sent (docs/telemetry.md#telemetry).
     Column("output_tokens_per_second", Double),
     Column("upstream_model", String(255)),
-    # Migration 0006 (after 0004): routing.exploration chose the model, not the ranking.
+    # Migration 0006 (after 0005, before 0004): exploration chose the model, not the ranking.
     _flag("routing_explored"),
 )
 

@@ -71,7 +71,7 @@ def _same(a: Any, b: Any) -> bool:
 
 async def test_the_backfill_equals_what_the_writer_keeps(empty_url: str) -> None:
     records = random_records(random.Random(11), 900)
-    migrate.upgrade(empty_url, "0005")  # the revision before 0004
+    migrate.upgrade(empty_url, "0006")  # the revision before 0004
     engine = create_engine(empty_url)
     limits: dict[str, int] = {}
     try:
