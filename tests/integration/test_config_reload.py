@@ -132,17 +132,28 @@ def test_with_several_workers_each_worker_reloads(upstream: FakeUpstream, tmp_pa
     database = tmp_path / "gateway.db"
     config.write_text(_yaml(upstream, database, chat_model="small", history=False, workers=2))
     with serving(config, "--port", str(port := free_port()), port=port, env=ENVIRON) as served:
+        started: dict[int, dict[str, Any]] = {}
+
+        def both_workers_serve() -> bool:
+            version = _version(served)  # a new connection each time: any worker may answer
+            started[version["pid"]] = version
+            return len(started) == 2
+
+        # Both workers up first: a worker that starts after the edit serves it at generation 1.
+        _wait_for(both_workers_serve, seconds=120)
+        assert all(v["generation"] == 1 for v in started.values())
         config.write_text(_yaml(upstream, database, chat_model="large", history=False, workers=2))
         served.process.send_signal(signal.SIGHUP)  # to the supervisor: passed to each worker
         digest = _digest(config)
         seen: dict[int, dict[str, Any]] = {}
 
         def every_worker_reloaded() -> bool:
-            version = _version(served)  # a new connection each time: any worker may answer
+            version = _version(served)
             seen[version["pid"]] = version
-            return len(seen) == 2 and all(v["hash"] == digest for v in seen.values())
+            return set(seen) == set(started) and all(v["hash"] == digest for v in seen.values())
 
         _wait_for(every_worker_reloaded, seconds=120)  # generous: a loaded machine
-        assert all(v["generation"] == 2 for v in seen.values())
+        # The same processes, each reloaded in place (not replaced by new workers).
+        assert all(v["generation"] == 2 for v in seen.values()), seen
         assert served.process.poll() is None
         assert _served_model(served) == "large"
