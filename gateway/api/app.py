@@ -11,6 +11,7 @@ from typing import Any
 from litestar import Litestar
 from litestar.types import ASGIApp, Receive, Scope, Send
 
+from gateway import allocator
 from gateway.api.admin import AdminController
 from gateway.api.connection import error_head
 from gateway.api.console.access import build_signer
@@ -45,6 +46,9 @@ class GatewayApp(Litestar):
     """
 
     fast_paths: dict[str, ASGIApp]
+    # A serving process (``gateway serve``, each worker) settles the cycle collector once
+    # its lifespan has started (gateway.allocator.settle_collector); tests' apps leave it.
+    settles_collector: bool = False
 
     @staticmethod
     def _get_default_plugins(plugins: list[Any]) -> list[Any]:
@@ -86,9 +90,12 @@ def create_app(
     counter: TokenCounter | None = None,
     config_file: Path | None = None,
     digest: str | None = None,
+    settle_collector: bool = False,
 ) -> Litestar:
     """``config_file``: where ``config`` was read from (its bytes' ``digest``); the process
-    then reloads it on SIGHUP and when it changes (gateway.api.reload)."""
+    then reloads it on SIGHUP and when it changes (gateway.api.reload). ``settle_collector``:
+    this app is the process's (``gateway serve``): the cycle collector is settled once
+    it has started (gateway.allocator)."""
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -98,6 +105,8 @@ def create_app(
         watcher = ConfigWatcher(runtime, config_file) if config_file is not None else None
         if watcher is not None:
             await watcher.start()
+        if isinstance(app, GatewayApp) and app.settles_collector:
+            allocator.settle_collector()
         try:
             yield
         finally:
@@ -125,6 +134,7 @@ def create_app(
         openapi_config=None,
         debug=False,
     )
+    app.settles_collector = settle_collector
     app.fast_paths = {
         path: keyless_guard(handler) if keyless else handler
         for path, handler in RAW_HANDLERS.items()
