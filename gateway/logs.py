@@ -27,10 +27,34 @@ _CHATTER = ("Context impl ", "Will assume ", "setup plugin ")
 
 
 class AlembicChatter(logging.Filter):
-    """Drops Alembic's start-up chatter; "Running upgrade ..." lines still show."""
+    """Drops Alembic's start-up chatter; "Running upgrade ..." lines still show.
+
+    It reads the line's format string (Alembic's start with the chatter's words), not the
+    formatted message: every line passes here, and formatting one twice cost an access
+    line a tenth of its time."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not (record.levelno <= logging.INFO and record.getMessage().startswith(_CHATTER))
+        if record.levelno > logging.INFO:
+            return True
+        message = record.msg
+        return not (isinstance(message, str) and message.startswith(_CHATTER))
+
+
+class TextFormatter(logging.Formatter):
+    """``logging.Formatter`` whose time stamp (local time, to the second) is formatted once
+    per second rather than once per line: the same text, a third of the cost of a line."""
+
+    _second = -1  # the second self._stamp shows
+    _stamp = ""
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        if datefmt is not None or self.datefmt is not None:
+            return super().formatTime(record, datefmt)
+        second = int(record.created)
+        if second != self._second:
+            self._stamp = time.strftime(self.default_time_format, self.converter(second))
+            self._second = second
+        return self.default_msec_format % (self._stamp, record.msecs)
 
 
 class StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
@@ -158,7 +182,9 @@ class JsonFormatter(logging.Formatter):
 def logging_config(log_format: LogFormat = "text", level: str = "INFO") -> dict[str, Any]:
     """A ``logging.config.dictConfig`` dictionary for the whole process."""
     formatter: dict[str, Any] = (
-        {"()": f"{__name__}.JsonFormatter"} if log_format == "json" else {"format": TEXT_FORMAT}
+        {"()": f"{__name__}.JsonFormatter"}
+        if log_format == "json"
+        else {"class": f"{__name__}.TextFormatter", "format": TEXT_FORMAT}
     )
     quiet = {"level": "WARNING"}
     return {
