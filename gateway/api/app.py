@@ -8,31 +8,30 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from litestar import Litestar
+from litestar.exceptions import HTTPException
 from litestar.types import ASGIApp, Receive, Scope, Send
 
 from gateway import allocator
 from gateway.api.admin import AdminController
-from gateway.api.connection import error_head
 from gateway.api.console.access import build_signer
 from gateway.api.console.routes import CONSOLE_HANDLERS
-from gateway.api.errors import EXCEPTION_HANDLERS
+from gateway.api.errors import EXCEPTION_HANDLERS, from_http_exception
 from gateway.api.keyless import keyless_guard
 from gateway.api.models import list_models
 from gateway.api.proxy import PROXY_HANDLERS, RAW_HANDLERS
 from gateway.api.reload import ConfigWatcher
 from gateway.api.system import healthz, metrics, readyz
 from gateway.auth import is_keyless
-from gateway.domain.errors import GatewayError
+from gateway.domain.errors import GatewayError, as_gateway_error
 from gateway.domain.settings import GatewayConfig
 from gateway.runtime import Runtime
 from gateway.upstream.http import Transport
 from gateway.usage.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
-_FAILED_HEADERS, _FAILED_BODY = error_head(
-    GatewayError("The gateway failed to handle the request.")
-)
+_ENCODER = msgspec.json.Encoder()
 
 
 class GatewayApp(Litestar):
@@ -42,7 +41,8 @@ class GatewayApp(Litestar):
     Those handlers are raw ASGI already; what the framework adds around them (exception
     middleware, router, send wrapper) cost about a tenth of a call's CPU under load
     (docs/performance.md). Every other path, and these with a trailing slash, go through
-    Litestar as before. An unexpected exception still answers a 500 envelope.
+    Litestar as before. An exception past the handler answers as Litestar's exception
+    handlers would (tests/unit/api/test_fast_paths.py compares the two routes).
     """
 
     fast_paths: dict[str, ASGIApp]
@@ -62,25 +62,39 @@ class GatewayApp(Litestar):
         if scope["type"] == "http":
             handler = self.fast_paths.get(scope["path"])
             if handler is not None:
-                scope["app"] = scope["litestar_app"] = self
+                scope["app"] = scope["litestar_app"] = self  # as Litestar.__call__ sets them
+                scope.setdefault("state", {})
                 await _answering_failures(handler, scope, receive, send)
                 return
         await super().__call__(scope, receive, send)
 
 
 async def _answering_failures(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
-    """What Litestar's exception middleware did for these paths: a bug of ours answers a 500
-    envelope (the type logged, never the message: it can carry request data)."""
+    """What Litestar's exception handlers (gateway.api.errors) do on the router's route: an
+    error of the tree answers its own status, envelope and headers; anything else is a bug
+    of ours, a 500 envelope (its type logged, never its message: it can carry request
+    data)."""
     try:
         await app(scope, receive, send)
     except Exception as exc:
-        log.error("unhandled %s on %s", type(exc).__name__, scope["path"])
+        if isinstance(exc, HTTPException):
+            error = from_http_exception(exc)
+        else:
+            if not isinstance(exc, GatewayError):
+                log.error("unhandled %s on %s", type(exc).__name__, scope["path"])
+            error = as_gateway_error(exc)
+        body = _ENCODER.encode(error.envelope())
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ]
+        headers.extend((k.encode(), v.encode("latin-1")) for k, v in error.headers().items())
         try:
-            start = {"type": "http.response.start", "status": 500, "headers": _FAILED_HEADERS}
+            start = {"type": "http.response.start", "status": error.http_status, "headers": headers}
             await send(start)  # type: ignore[arg-type]
         except Exception:
             raise exc from None  # the answer had started: the server ends the connection
-        await send({"type": "http.response.body", "body": _FAILED_BODY, "more_body": False})
+        await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 def create_app(
