@@ -17,7 +17,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -35,6 +35,7 @@ from gateway.budgets.upkeep import Upkeep
 from gateway.budgets.windows import BudgetLine, CounterKey, budget_lines, measures_tokens
 from gateway.db.engine import describe_error
 from gateway.db.failures import is_connection_failure
+from gateway.domain.clock import utc_now
 from gateway.domain.errors import BudgetCheckFailed, BudgetUnavailable
 from gateway.domain.model import Configuration, Model
 from gateway.domain.settings import ApiKey
@@ -54,10 +55,6 @@ FINAL_CHARGE_SECONDS = 5.0
 def hold_seconds_for(request_timeout_seconds: float) -> float:
     """A hold outlives any call that can still settle it: twice the call bound, plus a minute."""
     return 2 * request_timeout_seconds + 60.0
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(slots=True)
@@ -81,7 +78,7 @@ class DatabaseBudgets:
         sweep_interval_seconds: float | None = None,
         renew_interval_seconds: float | None = None,
         recovery_backoff_seconds: float = BACKOFF_FIRST_SECONDS,
-        clock: Callable[[], datetime] = _utc_now,
+        clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self.store = BudgetStore(engine)
         self.recovery = OutageRecovery(
