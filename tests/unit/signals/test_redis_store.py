@@ -22,7 +22,7 @@ from gateway.domain.settings import HealthSettings
 from gateway.signals.redis_store import RedisSignalStore
 from gateway.signals.refresher import SignalReading, SignalRefresher
 from tests.support.tcp_proxy import TcpProxy
-from tests.unit.signals.test_cache import _seed
+from tests.unit.signals.test_refresher import _seed
 from tests.unit.telemetry.factory import NOW
 
 REDIS = os.environ.get("GATEWAY_TEST_REDIS_URL")
