@@ -104,7 +104,7 @@ async def test_refreshers_sharing_the_store_read_the_database_once_per_period(
     assert all(r.health == {"openai-main": HealthSample(1, 1, 250.0)} for r in refreshers)
     assert len({id(r.history) for r in refreshers}) == 3  # each its own copy...
     assert all(r.history == refreshers[0].history for r in refreshers)  # ...of one read
-    assert {r.health_taken_at for r in refreshers} == {NOW}
+    assert {r.history_taken_at for r in refreshers} == {NOW}
 
 
 async def test_a_store_that_goes_away_means_reading_the_database_logged_once(
