@@ -2,8 +2,9 @@
 
 SQLite (aiosqlite) gets WAL and a busy timeout on every new connection, so the
 telemetry writer, the signal readers and the budget checks can share one file
-without "database is locked", and writes a batch of rows as one multi-row INSERT. PostgreSQL and MariaDB get a pre-pinged,
-recycled pool so a restarted server costs one failed checkout, not a failed call.
+without "database is locked", and writes a batch of rows as one multi-row INSERT.
+PostgreSQL and MariaDB get a pre-pinged, recycled pool so a restarted server costs one
+failed checkout, not a failed call.
 """
 
 from __future__ import annotations
