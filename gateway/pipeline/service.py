@@ -20,7 +20,7 @@ from gateway.domain.errors import (
     as_gateway_error,
 )
 from gateway.domain.failures import ErrorClass
-from gateway.domain.model import Configuration, Model
+from gateway.domain.model import Configuration, Endpoint, Model
 from gateway.domain.settings import ApiKey, GatewayConfig
 from gateway.domain.suggest import valid_hint
 from gateway.hooks import (
@@ -31,7 +31,7 @@ from gateway.hooks import (
     Reservation,
     ResponseCache,
 )
-from gateway.inbound import Endpoint, InboundRequest
+from gateway.inbound import InboundRequest
 from gateway.pipeline.accounting import account_reported, estimate_whole
 from gateway.pipeline.attempts import Attempts, FallbackAdmission
 from gateway.pipeline.context import CallContext, Target, note_decision, note_fixed, trail_of
@@ -47,7 +47,7 @@ from gateway.usage.tokens import TokenCounter
 
 _ENCODER = msgspec.json.Encoder()
 log = logging.getLogger(__name__)
-_PATHS = {endpoint: f"/v1/{endpoint.value}" for endpoint in Endpoint}
+_PATHS = {endpoint: endpoint.path for endpoint in Endpoint}
 
 
 class TelemetrySink(Protocol):
