@@ -19,7 +19,7 @@ KEY = ("openai-main", "gpt-4o-mini", Operation.CHAT)
 
 
 async def _write(engine: AsyncEngine, records: list[TelemetryRecord]) -> None:
-    writer = TelemetryWriter(engine, retention_days=None)
+    writer = TelemetryWriter(engine)
     for record in records:
         writer.submit(record)
     await writer.flush()
