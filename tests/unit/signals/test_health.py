@@ -1,4 +1,4 @@
-"""Provider health samples (ROUTING.md "Health")."""
+"""Provider health samples (docs/routing.md#health)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The call-history read (ROUTING.md "Call history"): population, key and figures."""
+"""The call-history read (docs/routing.md#call-history): population, key and figures."""
 
 from __future__ import annotations
 
