@@ -94,7 +94,7 @@ class Runtime:
         self._redis: Redis | None = None
         self._signal_store: SignalStore | None = None
         if config.redis.url:
-            # Every process of the deployment shares circuits and signal snapshots
+            # Every process of the deployment shares circuits and signal readings
             # (docs/operations.md, "What is shared between processes"). Imported only
             # here: the Redis client costs a process that uses none about 6 MB.
             from gateway.db.redis_client import redis_client
