@@ -30,8 +30,7 @@ class AlembicChatter(logging.Filter):
     """Drops Alembic's start-up chatter; "Running upgrade ..." lines still show.
 
     It reads the line's format string (Alembic's start with the chatter's words), not the
-    formatted message: every line passes here, and formatting one twice cost an access
-    line a tenth of its time."""
+    formatted message: every line passes here, and the handler formats it once anyway."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.levelno > logging.INFO:
@@ -45,18 +44,20 @@ class TextFormatter(logging.Formatter):
     per second rather than once per line (``time.strftime`` on every access line): the
     same text."""
 
-    _second = -1  # the second self._stamp shows
-    _stamp = ""
+    # (second, its stamp), replaced as one tuple: a line formatted on another thread
+    # meanwhile reads a matching pair.
+    _last: tuple[int, str] = (-1, "")
 
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
         msec_format = self.default_msec_format
         if datefmt is not None or self.datefmt is not None or msec_format is None:
             return super().formatTime(record, datefmt)
         second = int(record.created)
-        if second != self._second:
-            self._stamp = time.strftime(self.default_time_format, self.converter(second))
-            self._second = second
-        return msec_format % (self._stamp, record.msecs)
+        last_second, stamp = self._last
+        if second != last_second:
+            stamp = time.strftime(self.default_time_format, self.converter(second))
+            self._last = (second, stamp)
+        return msec_format % (stamp, record.msecs)
 
 
 class StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]

@@ -99,7 +99,8 @@ class _CycleTransport(asyncio.Transport):
 
     The head of an answer whose body has a length (a whole answer) is held until its body
     is written, and both go out in one write: one send and one segment per answer rather
-    than two (a send cost about a tenth of a call's CPU: docs/performance.md). A head
+    than two (the writes to the client were 10-17 % of a call's samples:
+    docs/performance.md). A head
     whose body may come later (a chunked stream, a HEAD answer, an empty body) is written
     at once, as is anything before the head (``100 Continue``).
     """
