@@ -38,6 +38,7 @@ from gateway.pipeline.service import Pipeline
 from gateway.pipeline.snapshots import SnapshotSource
 from gateway.routing.exploration import ExplorationCounts
 from gateway.signals.cache import SignalRefresher, SignalStore
+from gateway.telemetry.overview import SettledDays
 from gateway.telemetry.writer import TelemetryWriter
 from gateway.upstream.base import Adapter
 from gateway.upstream.http import ReadLimits, Transport, UpstreamHTTP
@@ -94,6 +95,8 @@ class Runtime:
             retention_days=config.telemetry.retention_days,
             enabled=config.telemetry.enabled,
         )
+        # The console Overview's figures of settled days (gateway.telemetry.overview).
+        self.overview_days = SettledDays()
         self._redis: Redis | None = None
         self._signal_store: SignalStore | None = None
         if config.redis.url:
