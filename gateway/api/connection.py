@@ -97,12 +97,13 @@ async def _server_busy(scope: Any, receive: Any, send: Any) -> None:
 class _CycleTransport(asyncio.Transport):
     """What a request cycle writes to: the socket, but closing it is the protocol's call.
 
-    The head of an answer whose body has a length (a whole answer) is held until its body
-    is written, and both go out in one write: one send and one segment per answer rather
-    than two (the writes to the client were 10-17 % of a call's samples:
-    docs/performance.md). A head
-    whose body may come later (a chunked stream, a HEAD answer, an empty body) is written
-    at once, as is anything before the head (``100 Continue``).
+    The head of an answer is held until the answer's first body bytes are written, and
+    both go out in one write: one send and one segment rather than two for a whole answer,
+    and a stream's head leaves with its first event (the writes to the client were 10-17 %
+    of a call's samples: docs/performance.md). A head is never held past the event loop's
+    next turn: when no body follows at once (a body still being made, none at all) it goes
+    out then. A HEAD answer's head, one with an empty body, and anything before the head
+    (``100 Continue``) are written at once.
     """
 
     def __init__(self, real: asyncio.Transport, protocol: EdgeProtocol) -> None:
@@ -111,36 +112,47 @@ class _CycleTransport(asyncio.Transport):
         self._protocol = protocol
         self._cycle: Any = None  # the cycle whose head has not been written yet
         self._head: bytes | None = None
+        self._flush_later: asyncio.Handle | None = None
 
     def begin(self, cycle: Any) -> None:
         """A new request's cycle writes here from now on. A head still held is the answer
-        in flight's (a pipelined request's cycle runs only once that answer is complete):
-        its body is the next write."""
+        in flight's (a pipelined request's cycle runs only once that answer is complete)."""
         self._cycle = cycle
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
-        head = self._head
+        head = self._take_head()
         if head is not None:
-            self._head = None
             self._real.write(head + data)
             return
         cycle = self._cycle
         if cycle is not None and cycle.response_started:  # this is the answer's head
             self._cycle = None
-            if (
-                cycle.chunked_encoding is False
-                and cycle.expected_content_length > 0
-                and cycle.scope["method"] != "HEAD"
+            if cycle.scope["method"] != "HEAD" and (
+                cycle.chunked_encoding or cycle.expected_content_length > 0
             ):
                 self._head = bytes(data)
+                self._flush_later = self._protocol.loop.call_soon(self._flush)
                 return
         self._real.write(data)
+
+    def _take_head(self) -> bytes | None:
+        head, self._head = self._head, None
+        if self._flush_later is not None:
+            self._flush_later.cancel()
+            self._flush_later = None
+        return head
+
+    def _flush(self) -> None:
+        self._flush_later = None
+        head, self._head = self._head, None
+        if head is not None and not self._real.is_closing():
+            self._real.write(head)
 
     def is_closing(self) -> bool:
         return self._protocol.discarding or self._real.is_closing()
 
     def close(self) -> None:
-        head, self._head = self._head, None
+        head = self._take_head()
         if head is not None:  # an answer cut short after its head: as before, head then end
             self._real.write(head)
         self._protocol.end_connection()

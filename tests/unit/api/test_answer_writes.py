@@ -1,5 +1,6 @@
-"""A whole answer's head and body leave in one write (gateway.api.connection): the bytes
-are the same, one send instead of two; a head whose body may come later goes at once."""
+"""An answer's head leaves with its first body bytes, in one write (gateway.api.connection):
+the bytes are the same, one send instead of two; a head is never held past the loop's next
+turn, and one that no body follows goes at once."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ class _Protocol:
 
     def __init__(self) -> None:
         self.ended = False
+        self.loop = asyncio.get_running_loop()
 
     def end_connection(self) -> None:
         self.ended = True
@@ -52,7 +54,7 @@ def _transport() -> tuple[_CycleTransport, _Socket, _Protocol]:
     return _CycleTransport(socket, protocol), socket, protocol  # type: ignore[arg-type]
 
 
-def test_a_whole_answer_is_one_write() -> None:
+async def test_a_whole_answer_is_one_write() -> None:
     transport, socket, _ = _transport()
     for _ in range(2):  # keep-alive: each request's cycle in turn
         cycle = _Cycle()
@@ -65,9 +67,8 @@ def test_a_whole_answer_is_one_write() -> None:
     assert len(socket.writes) == 2
 
 
-def test_heads_whose_body_may_come_later_go_at_once() -> None:
-    cases: list[tuple[str, int | None]] = [("POST", None), ("HEAD", 2), ("POST", 0)]
-    for method, length in cases:  # a chunked stream, a HEAD answer, an empty body
+async def test_heads_no_body_follows_go_at_once() -> None:
+    for method, length in (("HEAD", 2), ("POST", 0)):  # a HEAD answer, an empty body
         transport, socket, _ = _transport()
         cycle = _Cycle(method)
         transport.begin(cycle)
@@ -76,7 +77,35 @@ def test_heads_whose_body_may_come_later_go_at_once() -> None:
         assert socket.writes == [HEAD], (method, length)
 
 
-def test_what_comes_before_the_head_is_written_and_the_head_still_waits_for_its_body() -> None:
+async def test_a_streams_head_leaves_with_its_first_event() -> None:
+    transport, socket, _ = _transport()
+    cycle = _Cycle()
+    transport.begin(cycle)
+    cycle.start(None)  # chunked
+    transport.write(b"HTTP/1.1 200 OK\r\n\r\n")
+    transport.write(b"5\r\nhello\r\n")
+    assert socket.writes == [b"HTTP/1.1 200 OK\r\n\r\n5\r\nhello\r\n"]
+    await asyncio.sleep(0)
+    assert len(socket.writes) == 1  # the flush that was due finds nothing left to write
+
+
+async def test_a_head_is_held_no_longer_than_the_loops_next_turn() -> None:
+    for length in (None, 2):  # a stream whose first event is not ready, a body being made
+        transport, socket, _ = _transport()
+        cycle = _Cycle()
+        transport.begin(cycle)
+        cycle.start(length)
+        transport.write(HEAD)
+        assert socket.writes == []
+        await asyncio.sleep(0)
+        assert socket.writes == [HEAD]
+        transport.write(b"ok")
+        assert socket.writes == [HEAD, b"ok"]
+
+
+async def test_what_comes_before_the_head_is_written_and_the_head_still_waits_for_its_body() -> (
+    None
+):
     transport, socket, _ = _transport()
     cycle = _Cycle()
     transport.begin(cycle)
@@ -88,7 +117,7 @@ def test_what_comes_before_the_head_is_written_and_the_head_still_waits_for_its_
     assert socket.writes[1:] == [HEAD + b"ok"]
 
 
-def test_a_pipelined_requests_cycle_does_not_drop_the_head_in_flight() -> None:
+async def test_a_pipelined_requests_cycle_does_not_drop_the_head_in_flight() -> None:
     transport, socket, _ = _transport()
     first, second = _Cycle(), _Cycle()
     transport.begin(first)
@@ -103,7 +132,7 @@ def test_a_pipelined_requests_cycle_does_not_drop_the_head_in_flight() -> None:
     assert socket.writes == [HEAD + b"ok"] * 2
 
 
-def test_an_answer_cut_after_its_head_still_writes_the_head_before_the_end() -> None:
+async def test_an_answer_cut_after_its_head_still_writes_the_head_before_the_end() -> None:
     transport, socket, protocol = _transport()
     cycle = _Cycle()
     transport.begin(cycle)
@@ -111,3 +140,5 @@ def test_an_answer_cut_after_its_head_still_writes_the_head_before_the_end() -> 
     transport.write(HEAD)
     transport.close()  # the app failed after the head: uvicorn closes the connection
     assert socket.writes == [HEAD] and protocol.ended
+    await asyncio.sleep(0)
+    assert socket.writes == [HEAD]  # written once
