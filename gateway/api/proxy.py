@@ -23,7 +23,8 @@ from gateway.domain.errors import (
     MethodNotAllowed,
     RequestTooLarge,
 )
-from gateway.inbound import Endpoint, parse_inbound
+from gateway.domain.model import Endpoint
+from gateway.inbound import parse_inbound
 from gateway.pipeline.service import Answer, StreamAnswer, error_answer
 from gateway.runtime import Runtime
 from gateway.telemetry.access import log_refused
@@ -57,7 +58,8 @@ def _no_cache(value: str | None) -> bool:
     return "no-cache" in (part.strip().lower() for part in value.split(","))
 
 
-def correlation_id(scope: Scope) -> str:
+def request_id_of(scope: Scope) -> str:
+    """The caller's x-request-id when it is well formed, else a fresh one."""
     inbound = _header(scope, b"x-request-id")
     if inbound and _REQUEST_ID.match(inbound):
         return inbound
@@ -101,12 +103,12 @@ async def _refuse(
     await send_answer(send, answer, request_id)
     elapsed_ms = (time.perf_counter() - started) * 1000.0
     method = str(scope.get("method", "POST"))
-    log_refused(f"/v1/{endpoint.value}", answer.status, elapsed_ms, request_id, method=method)
+    log_refused(endpoint.path, answer.status, elapsed_ms, request_id, method=method)
 
 
 async def _proxy(endpoint: Endpoint, scope: Scope, receive: Receive, send: Send) -> None:
     started = time.perf_counter()
-    request_id = correlation_id(scope)
+    request_id = request_id_of(scope)
     if scope.get("method") != "POST":
         refusal = MethodNotAllowed(f"Use POST for /v1/{endpoint.value}.")
         await _refuse(scope, send, error_answer(refusal), request_id, endpoint, started)
@@ -192,11 +194,7 @@ def _raw(endpoint: Endpoint) -> ASGIApp:
 
 
 # What the app dispatches to before its router (gateway.api.app.GatewayApp), by exact path.
-RAW_HANDLERS: dict[str, ASGIApp] = {
-    f"/v1/{endpoint.value}": _raw(endpoint) for endpoint in Endpoint
-}
+RAW_HANDLERS: dict[str, ASGIApp] = {endpoint.path: _raw(endpoint) for endpoint in Endpoint}
 # The same endpoints as routes of the router, for the paths it matches and the exact ones don't
 # (a trailing slash).
-PROXY_HANDLERS = [
-    asgi(f"/v1/{endpoint.value}", copy_scope=False)(_raw(endpoint)) for endpoint in Endpoint
-]
+PROXY_HANDLERS = [asgi(endpoint.path, copy_scope=False)(_raw(endpoint)) for endpoint in Endpoint]

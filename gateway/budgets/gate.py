@@ -22,7 +22,7 @@ import logging
 import random
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -41,6 +41,7 @@ from gateway.budgets.upkeep import Upkeep
 from gateway.budgets.windows import BudgetLine, CounterKey, budget_lines, measures_tokens
 from gateway.db.engine import describe_error
 from gateway.db.failures import is_busy, is_connection_failure
+from gateway.domain.clock import utc_now
 from gateway.domain.errors import BudgetBusy, BudgetCheckFailed, BudgetUnavailable
 from gateway.domain.model import Configuration, Model
 from gateway.domain.settings import ApiKey
@@ -68,10 +69,6 @@ def hold_seconds_for(request_timeout_seconds: float) -> float:
     return 2 * request_timeout_seconds + 60.0
 
 
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
 @dataclass(slots=True)
 class Ticket:
     """What one reservation holds: a hold in the database, or (outage) only in memory."""
@@ -93,7 +90,7 @@ class DatabaseBudgets:
         sweep_interval_seconds: float | None = None,
         renew_interval_seconds: float | None = None,
         recovery_backoff_seconds: float = BACKOFF_FIRST_SECONDS,
-        clock: Callable[[], datetime] = _utc_now,
+        clock: Callable[[], datetime] = utc_now,
         busy_wait_seconds: float = BUSY_WAIT_SECONDS,
     ) -> None:
         self.store = BudgetStore(engine)

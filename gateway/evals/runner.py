@@ -16,10 +16,11 @@ from typing import Any, Protocol
 
 import msgspec
 
+from gateway.domain.model import Endpoint
 from gateway.domain.settings import ApiKey
 from gateway.evals.graders import Grade
 from gateway.evals.suite import EvalCase
-from gateway.inbound import Endpoint, InboundRequest, parse_inbound
+from gateway.inbound import InboundRequest, parse_inbound
 from gateway.pipeline.context import CallContext
 from gateway.pipeline.service import Answer
 
@@ -28,7 +29,7 @@ _ENCODER = msgspec.json.Encoder()
 
 class CallPipeline(Protocol):
     def context(
-        self, request: InboundRequest, key: ApiKey | None, correlation_id: str
+        self, request: InboundRequest, key: ApiKey | None, request_id: str
     ) -> CallContext: ...
 
     async def complete(self, ctx: CallContext, key: ApiKey | None) -> Answer: ...

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
+from gateway.domain.clock import utc_now
 from gateway.domain.model import Configuration, Model, Provider
+from gateway.domain.signals import Signal
 from gateway.hooks import Reservation
 from gateway.inbound import InboundRequest
 from gateway.routing.decision import Decision
@@ -59,12 +60,12 @@ def note_decision(record: TelemetryRecord, decision: Decision) -> None:
     record.routing_candidates = decision.candidate_count
     record.routing_rejections = decision.rejection_names()
     record.routing_cost_basis = decision.cost_basis_column
-    flags = decision.signal_flags()
-    record.routing_signal_quality = bool(flags["routing_signal_quality"])
-    record.routing_signal_health = bool(flags["routing_signal_health"])
-    record.routing_signal_cost = bool(flags["routing_signal_cost"])
-    record.routing_signal_latency = bool(flags["routing_signal_latency"])
-    record.routing_signal_call_cost = bool(flags["routing_signal_call_cost"])
+    used = decision.signals_used
+    record.routing_signal_quality = Signal.QUALITY in used
+    record.routing_signal_health = Signal.HEALTH in used
+    record.routing_signal_cost = Signal.COST in used
+    record.routing_signal_latency = Signal.LATENCY in used
+    record.routing_signal_call_cost = Signal.CALL_COST in used
 
 
 def note_attempt(record: TelemetryRecord, target: Target) -> None:
@@ -85,7 +86,7 @@ def note_served(record: TelemetryRecord, target: Target) -> None:
 class CallContext:
     request: InboundRequest
     api_key_id: str | None
-    correlation_id: str
+    request_id: str
     deadline: float  # time.monotonic() value
     started: float = field(default_factory=time.perf_counter)
     record: TelemetryRecord = field(init=False)
@@ -94,8 +95,8 @@ class CallContext:
 
     def __post_init__(self) -> None:
         self.record = TelemetryRecord(
-            created_at=datetime.now(UTC),
-            correlation_id=self.correlation_id,
+            created_at=utc_now(),
+            request_id=self.request_id,
             api_key_id=self.api_key_id,
             operation=self.request.operation.value,
             configuration=self.request.configuration,

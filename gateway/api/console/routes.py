@@ -10,7 +10,6 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, urlencode
@@ -44,6 +43,7 @@ from gateway.api.console.views.overview import overview_page
 from gateway.api.console.views.providers import providers_page
 from gateway.api.console.views.sign_in import sign_in_page
 from gateway.api.console.views.why import why_page
+from gateway.domain.clock import utc_now
 from gateway.domain.errors import AuthenticationFailed, GatewayError, InvalidRequest, NotFound
 from gateway.pipeline.explain import explain_configuration
 from gateway.runtime import Runtime
@@ -141,7 +141,7 @@ async def overview(request: Request[Any, Any, Any]) -> Response[str] | Redirect:
         return Redirect(f"/admin/?{query}" if query else "/admin/", status_code=308)
 
     async def render(runtime: Runtime, params: dict[str, str], frame: Frame) -> str:
-        return overview_page(await overview_data(runtime, params, datetime.now(UTC)), frame)
+        return overview_page(await overview_data(runtime, params, utc_now()), frame)
 
     return await _page(request, "overview", render)
 
@@ -191,7 +191,7 @@ async def why(request: Request[Any, Any, Any]) -> Response[str] | Redirect:
 @get("/admin/providers", include_in_schema=False)
 async def providers(request: Request[Any, Any, Any]) -> Response[str] | Redirect:
     async def render(runtime: Runtime, _params: dict[str, str], frame: Frame) -> str:
-        return providers_page(await providers_data(runtime, datetime.now(UTC)), frame)
+        return providers_page(await providers_data(runtime, utc_now()), frame)
 
     return await _page(request, "providers", render)
 
@@ -199,7 +199,7 @@ async def providers(request: Request[Any, Any, Any]) -> Response[str] | Redirect
 @get("/admin/budgets", include_in_schema=False)
 async def budgets(request: Request[Any, Any, Any]) -> Response[str] | Redirect:
     async def render(runtime: Runtime, _params: dict[str, str], frame: Frame) -> str:
-        return budgets_page(await budgets_data(runtime, datetime.now(UTC)), frame)
+        return budgets_page(await budgets_data(runtime, utc_now()), frame)
 
     return await _page(request, "budgets", render)
 
@@ -325,7 +325,7 @@ def _require(request: Request[Any, Any, Any]) -> None:
 @get("/admin/api/overview", include_in_schema=False)
 async def api_overview(request: Request[Any, Any, Any]) -> dict[str, Any]:
     _require(request)
-    return await overview_data(_runtime(request), _params(request), datetime.now(UTC))
+    return await overview_data(_runtime(request), _params(request), utc_now())
 
 
 @get("/admin/api/calls", include_in_schema=False)
@@ -343,13 +343,13 @@ async def api_call(request: Request[Any, Any, Any]) -> dict[str, Any]:
 @get("/admin/api/providers", include_in_schema=False)
 async def api_providers(request: Request[Any, Any, Any]) -> dict[str, Any]:
     _require(request)
-    return await providers_data(_runtime(request), datetime.now(UTC))
+    return await providers_data(_runtime(request), utc_now())
 
 
 @get("/admin/api/budgets", include_in_schema=False)
 async def api_budgets(request: Request[Any, Any, Any]) -> dict[str, Any]:
     _require(request)
-    return await budgets_data(_runtime(request), datetime.now(UTC))
+    return await budgets_data(_runtime(request), utc_now())
 
 
 CONSOLE_HANDLERS = [
