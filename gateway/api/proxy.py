@@ -130,13 +130,13 @@ async def _proxy(endpoint: Endpoint, scope: Scope, receive: Receive, send: Send)
     pipeline = serving.pipeline
     ctx = pipeline.context(request, key, request_id)
     if request.stream:
-        outcome = await pipeline.stream(ctx, key)
+        outcome = await pipeline.stream(ctx)
         if isinstance(outcome, StreamAnswer):
             await _send_stream(send, receive, outcome, request_id)
             return
         await send_answer(send, outcome, request_id)
         return
-    await send_answer(send, await pipeline.complete(ctx, key), request_id)
+    await send_answer(send, await pipeline.complete(ctx), request_id)
 
 
 async def _send_stream(send: Send, receive: Receive, answer: StreamAnswer, request_id: str) -> None:

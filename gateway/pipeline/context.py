@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from gateway.domain.clock import utc_now
 from gateway.domain.model import Configuration, Model, Provider
+from gateway.domain.settings import ApiKey
 from gateway.domain.signals import Signal
 from gateway.hooks import Reservation
 from gateway.inbound import InboundRequest
@@ -85,7 +86,7 @@ def note_served(record: TelemetryRecord, target: Target) -> None:
 @dataclass(slots=True)
 class CallContext:
     request: InboundRequest
-    api_key_id: str | None
+    key: ApiKey | None  # the caller's gateway key (its id and hash only); None: keyless
     request_id: str
     deadline: float  # time.monotonic() value
     started: float = field(default_factory=time.perf_counter)
@@ -104,6 +105,10 @@ class CallContext:
             http_status=0,
             latency_ms=0.0,
         )
+
+    @property
+    def api_key_id(self) -> str | None:
+        return self.key.id if self.key is not None else None
 
     def remaining(self) -> float:
         return self.deadline - time.monotonic()

@@ -1,4 +1,5 @@
-"""What a call runs and what it needs (ROUTING.md, "Terms"), from what the request contains."""
+"""What a call runs and what it needs, from what the request contains
+(docs/routing.md#operations-and-required-capabilities)."""
 
 from __future__ import annotations
 

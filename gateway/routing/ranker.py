@@ -1,4 +1,5 @@
-"""decide(): the one pure routing decision (ROUTING.md, "The decision").
+"""decide(): the one pure routing decision (docs/routing.md, from #eligibility to
+#the-comparator).
 
 The proxy, the readout and the CLI all call this; nothing else keeps a copy of the rules.
 """
@@ -254,7 +255,7 @@ def _relative(figures: Sequence[float | None], kind: FigureKind, bound: float | 
 
 def _list_cost(own: Sequence[float | None], in_play: bool) -> _Column:
     # While the history is in play, a candidate with no list price counts 0.5 so it is
-    # scored over the same signals as its rivals (docs/routing.md#cost).
+    # scored over the same signals as its rivals (docs/routing.md#one-cost-basis-per-decision).
     fill = NEUTRAL if in_play and any(v is not None for v in own) else None
     return _Column([v if v is not None else fill for v in own], list(own))
 

@@ -1,4 +1,4 @@
-"""Signal values and weights (ROUTING.md, "Policy modes and weights", "Signals", "Call history").
+"""Signal values and weights (docs/routing.md#policy-modes-and-weights, docs/routing.md#signals).
 
 Pure functions over plain numbers, so each rule can be pinned on its own.
 """
@@ -86,10 +86,12 @@ def relative_scores(
     kind: FigureKind,
     bound: float | None = RATIO_BOUND,
 ) -> list[float] | None:
-    """Relative score of each candidate's figure, rules 1-5 of "Call history", in order.
+    """Relative score of each candidate's figure: rules 1-5 of docs/routing.md#call-history,
+    in order.
 
     Returns None when no candidate has a figure (rule 1: the signal is absent).
-    ``bound=None`` runs the unbounded formula the third review round rejected.
+    ``bound=None`` runs the unbounded formula, which docs/routing.md#why-these-rules
+    explains the clamp against.
     """
     measured = [x for x in figures if x is not None]
     if not measured:

@@ -93,7 +93,7 @@ async def test_the_backfill_equals_what_the_writer_keeps(empty_url: str) -> None
         async with engine.begin() as connection:
             for table in (telemetry, telemetry_hourly, telemetry_hourly_latency):
                 await connection.execute(table.delete())
-        writer = TelemetryWriter(engine, retention_days=None)
+        writer = TelemetryWriter(engine)
         for record in records:
             writer.submit(record)
         await writer.flush()

@@ -1,4 +1,4 @@
-"""The call-history signals through decide() (ROUTING.md "Call history", the seed's ADR-256)."""
+"""The call-history signals through decide() (docs/routing.md#call-history)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ from gateway.telemetry.overview import (
     start_of,
 )
 from gateway.telemetry.records import TelemetryRecord
-from gateway.telemetry.writer import TelemetryWriter
+from gateway.telemetry.writer import TelemetryWriter, WriterSettings
 from tests.unit.telemetry.factory import NOW, make_record
 
 FIRST = NOW.date() - timedelta(days=6)  # a 7-day range: six settled days and today
@@ -48,7 +48,7 @@ def _calls(moment: datetime, count: int, *, stream: bool = False) -> list[Teleme
 
 
 async def _write(engine: AsyncEngine, records: list[TelemetryRecord]) -> None:
-    writer = TelemetryWriter(engine, retention_days=None, batch_size=50)
+    writer = TelemetryWriter(engine, WriterSettings(batch_size=50))
     for record in records:
         writer.submit(record)
     await writer.flush()
