@@ -11,10 +11,10 @@ from sqlalchemy import select
 from gateway.api.app import create_app
 from gateway.api.serving import uvicorn_options
 from gateway.config.loader import load_config_text
-from gateway.db.migrate import upgrade
 from gateway.db.tables import telemetry, usage_daily
 from gateway.runtime import Runtime
 from gateway.usage.tokens import TokenCounter
+from tests.support.migrated import migrate
 from tests.support.servers import UvicornServer
 
 TEST_KEY = "sk-test-alice-0123456789"
@@ -32,7 +32,7 @@ class RunningGateway:
         counter: TokenCounter | None = None,
     ) -> None:
         self.config = load_config_text(yaml_text, {**ENVIRON, **(environ or {})})
-        upgrade(self.config.database.url)
+        migrate(self.config.database.url)
         self.app = create_app(self.config, counter=counter)
         self.server = UvicornServer(self.app, options=uvicorn_options(self.config.server))
         self.url = self.server.url
