@@ -16,7 +16,7 @@ from sqlalchemy import event, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.db.budget_tables import budget_counters, budget_reservations
-from tests.support.gateway import TEST_KEY, RunningGateway
+from tests.support.gateway import TEST_KEY, RunningGateway, running_gateway
 from tests.unit.db.scratch import scratch_database
 
 MESSAGES: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Say hello."}]
@@ -90,13 +90,7 @@ def database(backend: str, directory: Path) -> Iterator[str]:
         yield url
 
 
-@contextmanager
-def running(yaml_text: str, environ: dict[str, str] | None = None) -> Iterator[RunningGateway]:
-    gateway = RunningGateway(yaml_text, environ)
-    try:
-        yield gateway
-    finally:
-        gateway.stop()
+running = running_gateway  # a gateway for the block, stopped after it
 
 
 def query(gateway: RunningGateway, statement: Any) -> list[dict[str, Any]]:

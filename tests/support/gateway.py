@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import openai
@@ -76,6 +78,28 @@ class RunningGateway:
 
     def stop(self) -> None:
         self.server.stop()
+
+
+@contextmanager
+def running_gateway(
+    yaml_text: str, environ: dict[str, str] | None = None, **options: Any
+) -> Iterator[RunningGateway]:
+    """A gateway serving ``yaml_text`` for the block, stopped after it."""
+    gateway = RunningGateway(yaml_text, environ, **options)
+    try:
+        yield gateway
+    finally:
+        gateway.stop()
+
+
+def anthropic_provider(upstream_url: str, options: str = "", *, key: str = "sk-ant-test") -> str:
+    """A ``claude`` provider on the fake upstream's Messages API, for ``providers=``;
+    ``options`` are more of its fields (``timeoutSeconds: 5, maxRetries: 1``)."""
+    fields = f'apiKey: "{key}"' + (f", {options}" if options else "")
+    return (
+        f'  - {{id: claude, adapter: anthropic, baseUrl: "{upstream_url}/anthropic/v1",\n'
+        f"     {fields}}}\n"
+    )
 
 
 def gateway_yaml(
