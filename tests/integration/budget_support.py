@@ -85,8 +85,8 @@ configurations:
 
 @contextmanager
 def database(backend: str, directory: Path) -> Iterator[str]:
-    """A fresh database of ``backend`` (migrated by the gateway), dropped afterwards."""
-    with scratch_database(backend, directory) as url:
+    """A fresh database of ``backend`` at the schema's head, dropped afterwards."""
+    with scratch_database(backend, directory, migrated=True) as url:
         yield url
 
 
