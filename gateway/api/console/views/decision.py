@@ -79,6 +79,7 @@ def call_page(call: dict[str, Any], frame: Frame) -> str:
 _ERROR_TITLES = {
     "budget_exceeded": "Refused by a budget",
     "budget_unavailable": "Refused: the budget database was unreachable",
+    "budget_busy": "Refused: the budget database stayed too busy to check the call",
     "budget_error": "Refused: the budget check failed",
     "no_eligible_model": "No eligible model",
     "circuit_open": "Refused: circuit open",
