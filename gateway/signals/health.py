@@ -7,37 +7,33 @@ samples = rows; successes = rows with ``success = 1 AND fallback_attempts = 0``
 (a run rescued by a fallback is a failure of the primary); average latency
 over the rows with ``fallback_attempts = 0``, None when there are none.
 
-A window holding whole hours reads them from the hourly rollup (its
-``health_*`` counters, keyed by ``attempted_provider``) and the rest from the
-rows (gateway.signals.window); the default 900-second window is all rows, read
-through ``ix_telemetry_health_window``.
+The window's part of its first hour is read from the rows (through
+``ix_telemetry_health_window``), the rest from the rollup's hours and days (their
+``health_*`` counters, keyed by ``attempted_provider``; gateway.signals.window).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
+from functools import cache
 from typing import Any
 
 from sqlalchemy import Select, and_, case, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gateway.db.rollup_tables import telemetry_hourly
+from gateway.db.rollup_tables import telemetry_daily, telemetry_hourly
 from gateway.db.tables import telemetry
 from gateway.domain import HealthSample
 from gateway.routing.populations import CALLER_FAULTS
-from gateway.signals.window import WindowSplit, split_window
+from gateway.signals.window import Bound, in_period, marks, parts, rows_only, split_window
 
 _t = telemetry.c
-_h = telemetry_hourly.c
 
 
-def health_query(since: datetime, until: datetime | None = None) -> Select[Any]:
+def health_query(since: Bound, until: Bound | None = None) -> Select[Any]:
     """Per provider: samples, successes, latency sum and count over ``[since, until)``."""
     first_attempt = _t.fallback_attempts == 0
-    window = [_t.created_at >= since]
-    if until is not None:
-        window.append(_t.created_at < until)
     return (
         select(
             _t.provider,
@@ -47,7 +43,7 @@ def health_query(since: datetime, until: datetime | None = None) -> Select[Any]:
             func.sum(case((first_attempt, 1), else_=0)),
         )
         .where(
-            *window,
+            in_period(_t.created_at, since, until),
             _t.provider.is_not(None),
             _t.cache_hit == 0,
             or_(_t.error_class.is_(None), _t.error_class.not_in(CALLER_FAULTS)),
@@ -56,17 +52,27 @@ def health_query(since: datetime, until: datetime | None = None) -> Select[Any]:
     )
 
 
-def rollup_health_query(split: WindowSplit) -> Select[Any]:
+_LEVELS = {"hours": (telemetry_hourly, "hour"), "days": (telemetry_daily, "day")}
+
+
+@cache
+def _statement(source: str, bounded: bool) -> Select[Any]:
+    """The read of one source, built once with bind parameters."""
+    start, end = marks(bounded)
+    if source == "rows":
+        return health_query(start, end)
+    table, period = _LEVELS[source]
+    c = table.c
     return (
         select(
-            _h.attempted_provider,
-            func.sum(_h.health_samples),
-            func.sum(_h.health_successes),
-            func.sum(_h.health_latency_sum_ms),
-            func.sum(_h.health_latency_calls),
+            c.attempted_provider,
+            func.sum(c.health_samples),
+            func.sum(c.health_successes),
+            func.sum(c.health_latency_sum_ms),
+            func.sum(c.health_latency_calls),
         )
-        .where(_h.hour >= split.first_hour, _h.hour < split.last_hour, _h.health_samples > 0)
-        .group_by(_h.attempted_provider)
+        .where(in_period(c[period], start, end), c.health_samples > 0)
+        .group_by(c.attempted_provider)
     )
 
 
@@ -85,17 +91,12 @@ async def read_health(
     engine: AsyncEngine, window_seconds: int, now: datetime, *, use_rollup: bool = True
 ) -> dict[str, HealthSample]:
     since = now - timedelta(seconds=window_seconds)
-    split = split_window(since, now) if use_rollup else WindowSplit(since, since, since)
+    window = parts(split_window(since)) if use_rollup else rows_only(since)
     totals: dict[str, list[Any]] = {}
     async with engine.connect() as connection:
-        if split.has_rollup:
-            if split.since < split.first_hour:
-                query = health_query(split.since, split.first_hour)
-                _add(totals, (await connection.execute(query)).all())
-            _add(totals, (await connection.execute(rollup_health_query(split))).all())
-            _add(totals, (await connection.execute(health_query(split.last_hour))).all())
-        else:
-            _add(totals, (await connection.execute(health_query(since))).all())
+        for part in window:
+            statement = _statement(part.source, part.end is not None)
+            _add(totals, (await connection.execute(statement, part.params)).all())
     return {
         provider: HealthSample(
             samples=samples,
