@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 
+from gateway.domain.keys import hash_key
 from gateway.domain.settings import ApiKey, AuthSettings
 
 
 def is_keyless(auth: AuthSettings) -> bool:
     """No key is configured and ``allowUnauthenticated`` allows that: anyone may call."""
     return auth.allow_unauthenticated and not auth.keys
-
-
-def digest(key: str) -> str:
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
 class KeyRing:
@@ -32,7 +28,7 @@ class KeyRing:
         presented = _bearer(authorization)
         if presented is None:
             return None
-        presented_digest = digest(presented)
+        presented_digest = hash_key(presented)
         key = self._by_digest.get(presented_digest)
         if key is None or not hmac.compare_digest(key.key_hash, presented_digest):
             return None
@@ -42,7 +38,7 @@ class KeyRing:
         presented = _bearer(authorization)
         if presented is None or self._admin is None:
             return False
-        return hmac.compare_digest(self._admin, digest(presented))
+        return hmac.compare_digest(self._admin, hash_key(presented))
 
 
 def _bearer(authorization: str | None) -> str | None:

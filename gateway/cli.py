@@ -20,8 +20,8 @@ from typing import Any
 
 from gateway import __version__, allocator, logs
 from gateway.config.errors import ConfigError
-from gateway.config.keys import hash_key
 from gateway.config.loader import check_config, load_config, load_config_file
+from gateway.domain.keys import hash_key
 from gateway.domain.model import Operation, PolicyMode
 from gateway.domain.settings import GatewayConfig
 

@@ -9,14 +9,14 @@ from pathlib import Path
 from gateway.circuits import InProcessCircuits
 from gateway.db.engine import create_engine
 from gateway.db.migrate import upgrade
+from gateway.domain.clock import utc_now
 from gateway.domain.errors import GatewayError
 from gateway.domain.settings import GatewayConfig
 from gateway.pipeline.explain import explain_configuration
 from gateway.pipeline.snapshots import SnapshotSource
 from gateway.routing.readout import render_table
-from gateway.runtime import utc_now
-from gateway.signals.cache import SignalRefresher
 from gateway.signals.quality import EvalImportError, import_eval_results
+from gateway.signals.refresher import SignalRefresher
 
 
 async def explain_from_database(

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -29,6 +29,7 @@ from gateway.cache import StoredResponseCache, make_store
 from gateway.cache.keys import configuration_fingerprints
 from gateway.circuits import CircuitStates, InProcessCircuits
 from gateway.db.engine import create_engine
+from gateway.domain.clock import utc_now
 from gateway.domain.settings import GatewayConfig
 from gateway.metrics import Metrics, multiprocess
 from gateway.pipeline.attempts import Attempts
@@ -37,7 +38,7 @@ from gateway.pipeline.resolve import Resolver
 from gateway.pipeline.service import Pipeline
 from gateway.pipeline.snapshots import SnapshotSource
 from gateway.routing.exploration import ExplorationCounts
-from gateway.signals.cache import SignalRefresher, SignalStore
+from gateway.signals.refresher import SignalRefresher, SignalStore
 from gateway.telemetry.writer import TelemetryWriter
 from gateway.upstream.base import Adapter
 from gateway.upstream.http import ReadLimits, Transport, UpstreamHTTP
@@ -50,10 +51,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 GAUGE_REFRESH_SECONDS = 1.0  # several workers: each writes its gauges for the others' scrapes
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,7 +46,7 @@ def history(gateway: RunningGateway, count: int) -> None:
         gateway.runtime.writer.submit(
             TelemetryRecord(
                 created_at=now - timedelta(minutes=rng.randrange(7 * 24 * 60)),
-                correlation_id=f"history-{n}",
+                request_id=f"history-{n}",
                 operation="chat",
                 configuration=configuration,
                 api_key_id="alice",

@@ -5,7 +5,6 @@ The console's pages and its own JSON endpoints are in gateway.api.console."""
 from __future__ import annotations
 
 import os
-from datetime import UTC, datetime
 from typing import Any
 
 from litestar import Controller, Request, get
@@ -13,6 +12,7 @@ from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
 
 from gateway.api.console.access import access_of
+from gateway.domain.clock import utc_now
 from gateway.domain.errors import AuthenticationFailed, InvalidRequest
 from gateway.pipeline.explain import explain_configuration
 from gateway.runtime import Runtime
@@ -66,7 +66,7 @@ class AdminController(Controller):
         days = _int_param(params.get("days"), "days", 7, 1, 3650)
         limit = _int_param(params.get("limit"), "limit", 20, 1, 1000)
         runtime: Runtime = request.app.state.runtime
-        calls = await recent_routed_calls(runtime.engine, days, limit, datetime.now(UTC))
+        calls = await recent_routed_calls(runtime.engine, days, limit, utc_now())
         return {"calls": calls}
 
     @get("/config/version")

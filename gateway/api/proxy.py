@@ -57,7 +57,8 @@ def _no_cache(value: str | None) -> bool:
     return "no-cache" in (part.strip().lower() for part in value.split(","))
 
 
-def correlation_id(scope: Scope) -> str:
+def request_id_of(scope: Scope) -> str:
+    """The caller's x-request-id when it is well formed, else a fresh one."""
     inbound = _header(scope, b"x-request-id")
     if inbound and _REQUEST_ID.match(inbound):
         return inbound
@@ -106,7 +107,7 @@ async def _refuse(
 
 async def _proxy(endpoint: Endpoint, scope: Scope, receive: Receive, send: Send) -> None:
     started = time.perf_counter()
-    request_id = correlation_id(scope)
+    request_id = request_id_of(scope)
     if scope.get("method") != "POST":
         refusal = MethodNotAllowed(f"Use POST for /v1/{endpoint.value}.")
         await _refuse(scope, send, error_answer(refusal), request_id, endpoint, started)

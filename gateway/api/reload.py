@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 import os
 import signal
@@ -22,7 +21,7 @@ from pathlib import Path
 
 from gateway.config.changes import as_reloaded, refusals, restart_only_changes
 from gateway.config.errors import ConfigError
-from gateway.config.loader import LoadedFile, load_config_file
+from gateway.config.loader import LoadedFile, file_digest, load_config_file
 from gateway.runtime import Runtime
 
 log = logging.getLogger("gateway.reload")
@@ -43,7 +42,7 @@ def _stat(path: Path) -> _Stat:
 
 def _digest_of(path: Path) -> str | None:
     try:
-        return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+        return file_digest(path.read_bytes())
     except OSError:
         return None
 

@@ -7,17 +7,23 @@ charged only if it is what served.
 
 Only a database that cannot be reached is an outage (``budgets.onDatabaseOutage``:
 ``admit`` keeps the call's figures in memory and charges them when the
-database is back, ``refuse`` answers 503). Any other database error refuses
-the call: a value that breaks a statement must not pass a budget unchecked.
+database is back, ``refuse`` answers 503). A database that answers but is
+saturated (pool checkout or SQLite lock timed out) is waited for, up to
+``BUSY_WAIT_SECONDS``, then the call is refused (503 ``budget_busy``): admitting
+calls unchecked under load is how a burst would overrun a budget. Any other
+database error refuses the call: a value that breaks a statement must not pass a
+budget unchecked.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+import random
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
+from typing import TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -34,8 +40,9 @@ from gateway.budgets.store import BudgetStore, Hold, Refused, SettleUncertain
 from gateway.budgets.upkeep import Upkeep
 from gateway.budgets.windows import BudgetLine, CounterKey, budget_lines, measures_tokens
 from gateway.db.engine import describe_error
-from gateway.db.failures import is_connection_failure
-from gateway.domain.errors import BudgetCheckFailed, BudgetUnavailable
+from gateway.db.failures import is_busy, is_connection_failure
+from gateway.domain.clock import utc_now
+from gateway.domain.errors import BudgetBusy, BudgetCheckFailed, BudgetUnavailable
 from gateway.domain.model import Configuration, Model
 from gateway.domain.settings import ApiKey
 from gateway.hooks import Reservation
@@ -45,19 +52,21 @@ from gateway.usage.estimate import prompt_tokens
 from gateway.usage.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 ADMIT = "admit"
 REFUSE = "refuse"
 FINAL_CHARGE_SECONDS = 5.0
+# How long an admission waits for a saturated budget database, and the pauses between
+# its tries (doubling, jittered by ±50 %).
+BUSY_WAIT_SECONDS = 30.0
+BUSY_PAUSE_FIRST_SECONDS = 0.05
+BUSY_PAUSE_MAX_SECONDS = 1.0
 
 
 def hold_seconds_for(request_timeout_seconds: float) -> float:
     """A hold outlives any call that can still settle it: twice the call bound, plus a minute."""
     return 2 * request_timeout_seconds + 60.0
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(slots=True)
@@ -81,7 +90,8 @@ class DatabaseBudgets:
         sweep_interval_seconds: float | None = None,
         renew_interval_seconds: float | None = None,
         recovery_backoff_seconds: float = BACKOFF_FIRST_SECONDS,
-        clock: Callable[[], datetime] = _utc_now,
+        clock: Callable[[], datetime] = utc_now,
+        busy_wait_seconds: float = BUSY_WAIT_SECONDS,
     ) -> None:
         self.store = BudgetStore(engine)
         self.recovery = OutageRecovery(
@@ -101,7 +111,9 @@ class DatabaseBudgets:
         self._hold = timedelta(seconds=hold_seconds)
         self._refuse = on_outage == REFUSE
         self._clock = clock
+        self._busy_wait = busy_wait_seconds
         self.unchecked = 0  # calls admitted without a check while the database was down
+        self.busy_refusals = 0  # calls refused because the database stayed saturated
 
     async def reserve(
         self,
@@ -124,8 +136,8 @@ class DatabaseBudgets:
         ledger = self.recovery.ledger
         served_by = configuration.id if fallback else None
         try:
-            hold = await self.store.reserve(
-                lines, held, now + self._hold, ledger.pending_for(lines)
+            hold = await self._while_busy(
+                lambda: self.store.reserve(lines, held, now + self._hold, ledger.pending_for(lines))
             )
         except Refused as refused:
             self.recovery.reachable()
@@ -150,7 +162,9 @@ class DatabaseBudgets:
             return
         ledger = self.recovery.ledger
         try:
-            await self.store.charge(lines, ONE_REQUEST, ledger.pending_for(lines))
+            await self._while_busy(
+                lambda: self.store.charge(lines, ONE_REQUEST, ledger.pending_for(lines))
+            )
         except Refused as refused:
             self.recovery.reachable()
             raise refusal(refused.line, ONE_REQUEST, refused.used, now) from None
@@ -160,6 +174,30 @@ class DatabaseBudgets:
             self.recovery.wake()
             return
         self.recovery.reachable()
+
+    async def _while_busy(self, statement: Callable[[], Awaitable[_T]]) -> _T:
+        """Run a budget statement, again while the database is busy; past the wait, refuse."""
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + self._busy_wait
+        pause = BUSY_PAUSE_FIRST_SECONDS
+        while True:
+            try:
+                return await statement()
+            except Exception as error:
+                if not is_busy(error):
+                    raise
+                if loop.time() + pause > give_up:
+                    self.busy_refusals += 1
+                    log.warning(
+                        "budget database busy for %.0fs, call refused: %s",
+                        self._busy_wait,
+                        describe_error(error),
+                    )
+                    raise BudgetBusy(
+                        "The budget database is too busy to check the call; retry shortly."
+                    ) from None
+            await asyncio.sleep(pause * (0.5 + random.random()))
+            pause = min(2 * pause, BUSY_PAUSE_MAX_SECONDS)
 
     def _database_failed(
         self,
@@ -171,6 +209,8 @@ class DatabaseBudgets:
         prompt_upper_bound: bool = False,
     ) -> None:
         """Raise unless the call may be admitted unchecked (an outage, under ``admit``)."""
+        if isinstance(error, BudgetBusy):
+            raise error
         if not is_connection_failure(error):
             log.error("budget check failed, call refused: %s", describe_error(error))
             raise BudgetCheckFailed("The gateway could not check the call's budget.") from None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import delete, select
@@ -11,17 +11,14 @@ from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.db.budget_tables import response_cache
+from gateway.domain.clock import utc_now
 from gateway.hooks import CachedAnswer
 
 _t = response_cache.c
 
 
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
 class DatabaseCacheStore:
-    def __init__(self, engine: AsyncEngine, clock: Callable[[], datetime] = _utc_now) -> None:
+    def __init__(self, engine: AsyncEngine, clock: Callable[[], datetime] = utc_now) -> None:
         self._engine = engine
         self._clock = clock
         self._dialect = engine.dialect.name

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from gateway.config.errors import Problems, child, item
-from gateway.config.keys import hash_key, parse_key_hash
 from gateway.config.references import Ids, parsed_entries
 from gateway.config.schema import AuthSchema, KeySchema
 from gateway.config.sections import to_budget
+from gateway.domain.keys import hash_key, parse_key_hash
 from gateway.domain.settings import ApiKey, AuthSettings
 
 

@@ -1,7 +1,7 @@
 """Load the gateway's YAML configuration: text -> tree -> ${ENV} -> schema -> GatewayConfig.
 
 Two phases, as TensorZero does: parse into the schema with unknown keys
-denied (``convert``), then resolve and validate references (``resolve``).
+denied (``convert``), then resolve and validate references (``build``).
 Every problem of every phase is collected and raised together in one
 :class:`ConfigError`; phase 2 runs even when phase 1 found problems (entries
 that failed are skipped), so one run shows all there is to fix.
@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from gateway.config.build import build
 from gateway.config.convert import to_struct, yaml_type
 from gateway.config.env import interpolate, shield
 from gateway.config.errors import ConfigError, Problems
-from gateway.config.resolve import resolve
 from gateway.config.schema import FileSchema
 from gateway.config.yaml_text import SYNTAX_ERROR, parse_yaml
 from gateway.domain.settings import GatewayConfig
@@ -88,4 +88,4 @@ def _load(
     file = to_struct(tree, FileSchema, problems)
     if file is None:
         return None
-    return resolve(file, tree, problems)
+    return build(file, tree, problems)

@@ -38,6 +38,22 @@ def is_connection_failure(error: BaseException) -> bool:
     return _is_down_code(original)
 
 
+def is_busy(error: BaseException) -> bool:
+    """The database answers but is saturated: every pooled connection stayed checked out
+    past the pool's timeout, or SQLite's write lock stayed taken past its busy timeout.
+
+    Both are outages for :func:`is_connection_failure` (a reader or the telemetry writer
+    retries or skips alike), but a budget check tells them apart: a busy database is
+    waited for, never answered by admitting the call unchecked, because saturation is
+    exactly when a burst of calls would overrun a budget.
+    """
+    if isinstance(error, PoolTimeout):
+        return True
+    original = getattr(error, "orig", None) if isinstance(error, DBAPIError) else None
+    sqlite_code = getattr(original, "sqlite_errorcode", None)
+    return isinstance(sqlite_code, int) and sqlite_code & 0xFF == _SQLITE_BUSY
+
+
 def _is_down_code(original: BaseException | None) -> bool:
     sqlstate = getattr(original, "sqlstate", None) or getattr(original, "pgcode", None)
     if isinstance(sqlstate, str) and (sqlstate[:2] in _PG_CLASSES or sqlstate in _PG_CODES):

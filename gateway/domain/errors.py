@@ -248,6 +248,19 @@ class BudgetUnavailable(GatewayError):
     error_class = ErrorClass.BUDGET_UNAVAILABLE
 
 
+class BudgetBusy(GatewayError):
+    """The budget database stayed saturated past the check's wait: refused whatever
+    ``budgets.onDatabaseOutage`` says, because a call admitted unchecked under load is how
+    a burst overruns a budget."""
+
+    status = 503
+    code = "budget_busy"
+    error_class = ErrorClass.BUDGET_BUSY
+
+    def headers(self) -> dict[str, str]:
+        return {"retry-after": "1"}
+
+
 class UpstreamFailed(GatewayError):
     status = 502
     code = "upstream_error"

@@ -39,6 +39,7 @@ class ErrorClass(StrEnum):
     CLIENT_DISCONNECTED = "client_disconnected"
     BUDGET_EXCEEDED = "budget_exceeded"
     BUDGET_UNAVAILABLE = "budget_unavailable"
+    BUDGET_BUSY = "budget_busy"
     BUDGET_ERROR = "budget_error"
     NO_ELIGIBLE_MODEL = "no_eligible_model"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from gateway.db.migrate import upgrade
+from gateway.domain.clock import utc_now
 from gateway.domain.model import Configuration, ConfigurationMode
 from gateway.domain.settings import GatewayConfig
 from gateway.domain.suggest import valid_hint
@@ -47,7 +48,7 @@ async def run_eval(
     set_id: str | None = None,
     concurrency: int = 4,
     console: Console | None = None,
-    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    clock: Callable[[], datetime] = utc_now,
 ) -> int:
     """0: every call answered and the scores are recorded; 1: a call failed (that run is
     not recorded) or the suite is bad; 2: an unknown configuration or model."""

@@ -28,7 +28,7 @@ _ENCODER = msgspec.json.Encoder()
 
 class CallPipeline(Protocol):
     def context(
-        self, request: InboundRequest, key: ApiKey | None, correlation_id: str
+        self, request: InboundRequest, key: ApiKey | None, request_id: str
     ) -> CallContext: ...
 
     async def complete(self, ctx: CallContext, key: ApiKey | None) -> Answer: ...

@@ -109,9 +109,13 @@ class Attempts:
         last: UpstreamError | None = None
         while True:
             if not self._breakers.try_acquire(provider.id, time.monotonic()):
-                # Opened by this call's own failures, or another call holds the half-open
-                # probe: the last real attempt decides, else the fallbacks are next.
-                raise last or UpstreamError(
+                # Opened while this call waited (by another call or process), or another
+                # call holds the half-open probe: the last real attempt decides, else the
+                # fallbacks are next.
+                if last is not None:
+                    _not_retried(ctx, provider.id, last, "its circuit opened")
+                    raise last
+                raise UpstreamError(
                     FailureKind.CIRCUIT_OPEN,
                     f"circuit open for provider {provider.id}",
                     retryable=True,
@@ -119,6 +123,8 @@ class Attempts:
             remaining = ctx.remaining()
             if remaining <= 0:
                 raise last or UpstreamError(FailureKind.TIMEOUT, "the call's deadline passed")
+            if attempt > 0:  # counted when sent, not when scheduled
+                ctx.record.provider_retries += 1
             call = UpstreamCall(
                 provider=provider,
                 model=target.model,
@@ -126,7 +132,7 @@ class Attempts:
                 body=ctx.request.body,
                 stream=ctx.request.stream,
                 remaining_seconds=remaining,
-                headers={"x-request-id": ctx.correlation_id},
+                headers={"x-request-id": ctx.request_id},
             )
             started = time.perf_counter()
             try:
@@ -147,17 +153,18 @@ class Attempts:
                 self._breakers.record_success(provider.id)  # it answered: the fault is ours
                 _not_retried(ctx, provider.id, failure, "the upstream refused the request itself")
                 raise failure
-            self._failed(ctx, target, failure)
+            opened = self._failed(ctx, target, failure)
             last = failure
             reason = why_not_retried(failure, attempt, provider.max_retries)
+            if reason is None and opened:
+                reason = "its circuit opened"
             if reason is None:
                 delay = retry_delay(attempt, failure.retry_after)
                 if delay < ctx.remaining():
-                    ctx.record.provider_retries += 1
                     attempt += 1
                     log.info(
                         "call %s: retrying %s in %.2f s after %s (retry %d of %d)",
-                        ctx.correlation_id,
+                        ctx.request_id,
                         provider.id,
                         delay,
                         failure.kind,
@@ -170,8 +177,9 @@ class Attempts:
             _not_retried(ctx, provider.id, failure, reason)
             raise failure
 
-    def _failed(self, ctx: CallContext, target: Target, failure: UpstreamError) -> None:
-        """A retryable upstream failure: counted by the circuit, one warning line each."""
+    def _failed(self, ctx: CallContext, target: Target, failure: UpstreamError) -> bool:
+        """A retryable upstream failure: counted by the circuit, one warning line each.
+        True when it opened the provider's circuit."""
         provider = target.provider.id
         status = f" (HTTP {failure.status})" if failure.status is not None else ""
         log.warning(
@@ -180,14 +188,16 @@ class Attempts:
             target.model.id,
             failure.kind,
             status,
-            ctx.correlation_id,
+            ctx.request_id,
         )
-        if self._breakers.record_failure(provider, time.monotonic()):
-            log.warning(
-                "circuit opened for provider %s: its calls are refused for %g s",
-                provider,
-                self._breakers.cooldown_seconds,
-            )
+        if not self._breakers.record_failure(provider, time.monotonic()):
+            return False
+        log.warning(
+            "circuit opened for provider %s: its calls are refused for %g s",
+            provider,
+            self._breakers.cooldown_seconds,
+        )
+        return True
 
 
 def _not_retried(ctx: CallContext, provider: str, failure: UpstreamError, reason: str) -> None:
@@ -196,7 +206,7 @@ def _not_retried(ctx: CallContext, provider: str, failure: UpstreamError, reason
     log.log(
         level,
         "call %s: %s not retried after %s: %s",
-        ctx.correlation_id,
+        ctx.request_id,
         provider,
         failure.kind,
         reason,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
+from gateway.domain.clock import utc_now
 from gateway.domain.model import Configuration, Model, Provider
 from gateway.hooks import Reservation
 from gateway.inbound import InboundRequest
@@ -85,7 +85,7 @@ def note_served(record: TelemetryRecord, target: Target) -> None:
 class CallContext:
     request: InboundRequest
     api_key_id: str | None
-    correlation_id: str
+    request_id: str
     deadline: float  # time.monotonic() value
     started: float = field(default_factory=time.perf_counter)
     record: TelemetryRecord = field(init=False)
@@ -94,8 +94,8 @@ class CallContext:
 
     def __post_init__(self) -> None:
         self.record = TelemetryRecord(
-            created_at=datetime.now(UTC),
-            correlation_id=self.correlation_id,
+            created_at=utc_now(),
+            request_id=self.request_id,
             api_key_id=self.api_key_id,
             operation=self.request.operation.value,
             configuration=self.request.configuration,

@@ -103,11 +103,9 @@ class Pipeline:
         self._budgets: BudgetGate = budgets or NoBudgets()
         self._cache: ResponseCache = cache or NoCache()
 
-    def context(
-        self, request: InboundRequest, key: ApiKey | None, correlation_id: str
-    ) -> CallContext:
+    def context(self, request: InboundRequest, key: ApiKey | None, request_id: str) -> CallContext:
         deadline = time.monotonic() + self._config.server.request_timeout_seconds
-        return CallContext(request, key.id if key else None, correlation_id, deadline)
+        return CallContext(request, key.id if key else None, request_id, deadline)
 
     async def complete(self, ctx: CallContext, key: ApiKey | None) -> Answer:
         """A whole (non-stream) call."""
@@ -207,7 +205,7 @@ class Pipeline:
         try:
             return await self._budgets.reserve(key, configuration, ctx.request, models)
         except BudgetExceeded as refused:
-            log.warning("budget refused call %s: %s", ctx.correlation_id, refused.message)
+            log.warning("budget refused call %s: %s", ctx.request_id, refused.message)
             raise
 
     def _fallback_admission(self, key: ApiKey | None, ctx: CallContext) -> FallbackAdmission:
@@ -293,7 +291,7 @@ class Pipeline:
         self._observer.observe_capability_warning(configuration)
         log.warning(
             "call %s to %s sent anyway (observe): %s",
-            ctx.correlation_id,
+            ctx.request_id,
             configuration,
             "; ".join(resolution.warnings),
         )
@@ -364,13 +362,11 @@ class Pipeline:
         answer = self._error(ctx, error)
         request = ctx.request
         path = _PATHS[request.endpoint]
-        log_refused(
-            path, answer.status, ctx.elapsed_ms(), ctx.correlation_id, request.configuration
-        )
+        log_refused(path, answer.status, ctx.elapsed_ms(), ctx.request_id, request.configuration)
         return answer
 
     def _unexpected(self, ctx: CallContext, exc: Exception) -> Answer:
-        log.error("call %s failed: unexpected %s", ctx.correlation_id, type(exc).__name__)
+        log.error("call %s failed: unexpected %s", ctx.request_id, type(exc).__name__)
         return self._error(ctx, InternalError())
 
     def _error(self, ctx: CallContext, error: GatewayError) -> Answer:

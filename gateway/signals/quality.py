@@ -22,6 +22,7 @@ from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.db.tables import eval_results
+from gateway.domain.clock import utc_now
 from gateway.domain.errors import GatewayException
 
 DETERMINISTIC = "deterministic"
@@ -70,7 +71,7 @@ async def import_eval_results(
     lines: Iterable[str],
     *,
     known: KnownModels | None = None,
-    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    clock: Callable[[], datetime] = utc_now,
 ) -> EvalImport:
     """Insert JSONL eval rows in one transaction, skipping runs already recorded.
 

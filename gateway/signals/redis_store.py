@@ -1,7 +1,7 @@
-"""Signal snapshots shared through Redis (``redis.url``): one read per period for every
+"""Signal readings shared through Redis (``redis.url``): one read per period for every
 worker and replica (docs/operations.md, "What is shared between processes").
 
-Each snapshot is one key holding msgpack, ``gateway:signals:<signal>:<fingerprint>``:
+Each reading is one key holding msgpack, ``gateway:signals:<signal>:<fingerprint>``:
 the fingerprint digests the settings that may shape the read (health, routing,
 telemetry), so processes with different settings never take each other's figures. The
 lease is a Redis lock (``SET NX PX`` with a token, released only by its holder):
@@ -21,10 +21,10 @@ import msgspec
 from redis.asyncio import Redis
 
 from gateway.domain import GatewayConfig, HealthSample, HistoryFigures, Operation
-from gateway.signals.cache import HealthMap, HistoryMap, QualityMap, Snapshot
+from gateway.signals.refresher import HealthMap, HistoryMap, QualityMap, SignalReading
 
 PREFIX = "gateway:signals:"
-EXPIRY_SECONDS = 3600  # a snapshot is taken only while younger than its period anyway
+EXPIRY_SECONDS = 3600  # a reading is taken only while younger than its period anyway
 
 
 # The domain's own dataclasses are encoded field by field (msgspec reads their fields),
@@ -58,7 +58,7 @@ _HISTORY = msgspec.msgpack.Decoder(_HistoryStored)
 def settings_fingerprint(config: GatewayConfig) -> str:
     """A short digest of every setting that may shape a signal's read (the health window,
     the routing section's history settings, telemetry on or off): processes whose settings
-    differ never take each other's snapshots."""
+    differ never take each other's readings."""
     shaping = {
         "health": dataclasses.asdict(config.health),
         "routing": dataclasses.asdict(config.routing),
@@ -83,39 +83,39 @@ class RedisSignalStore:
         self._quality_key = f"{prefix}quality"
         self._history_key = f"{prefix}history:{fingerprint}"
 
-    async def get_health(self) -> Snapshot[HealthMap] | None:
+    async def get_health(self) -> SignalReading[HealthMap] | None:
         raw = await self._get(self._health_key)
         if raw is None:
             return None
         stored = _HEALTH.decode(raw)
-        return Snapshot(dict(stored.rows), stored.taken_at)
+        return SignalReading(dict(stored.rows), stored.taken_at)
 
-    async def set_health(self, snapshot: Snapshot[HealthMap]) -> None:
-        rows = list(snapshot.value.items())
-        await self._put(self._health_key, _HealthStored(snapshot.taken_at, rows))
+    async def set_health(self, reading: SignalReading[HealthMap]) -> None:
+        rows = list(reading.value.items())
+        await self._put(self._health_key, _HealthStored(reading.taken_at, rows))
 
-    async def get_quality(self) -> Snapshot[QualityMap] | None:
+    async def get_quality(self) -> SignalReading[QualityMap] | None:
         raw = await self._get(self._quality_key)
         if raw is None:
             return None
         stored = _QUALITY.decode(raw)
-        return Snapshot({(p, m): score for p, m, score in stored.rows}, stored.taken_at)
+        return SignalReading({(p, m): score for p, m, score in stored.rows}, stored.taken_at)
 
-    async def set_quality(self, snapshot: Snapshot[QualityMap]) -> None:
-        rows = [(p, m, score) for (p, m), score in snapshot.value.items()]
-        await self._put(self._quality_key, _QualityStored(snapshot.taken_at, rows))
+    async def set_quality(self, reading: SignalReading[QualityMap]) -> None:
+        rows = [(p, m, score) for (p, m), score in reading.value.items()]
+        await self._put(self._quality_key, _QualityStored(reading.taken_at, rows))
 
-    async def get_history(self) -> Snapshot[HistoryMap] | None:
+    async def get_history(self) -> SignalReading[HistoryMap] | None:
         raw = await self._get(self._history_key)
         if raw is None:
             return None
         stored = _HISTORY.decode(raw)
         value = {(p, m, op): figures for p, m, op, figures in stored.rows}
-        return Snapshot(value, stored.taken_at)
+        return SignalReading(value, stored.taken_at)
 
-    async def set_history(self, snapshot: Snapshot[HistoryMap]) -> None:
-        rows = [(p, m, op, figures) for (p, m, op), figures in snapshot.value.items()]
-        await self._put(self._history_key, _HistoryStored(snapshot.taken_at, rows))
+    async def set_history(self, reading: SignalReading[HistoryMap]) -> None:
+        rows = [(p, m, op, figures) for (p, m, op), figures in reading.value.items()]
+        await self._put(self._history_key, _HistoryStored(reading.taken_at, rows))
 
     @contextlib.asynccontextmanager
     async def lease(self, name: str, seconds: float) -> AsyncIterator[bool]:

@@ -26,7 +26,7 @@ def log_call(record: TelemetryRecord, path: str) -> None:
             record.configuration,
             record.served_model,
             record.latency_ms,
-            record.correlation_id,
+            record.request_id,
             record.error_class,
         )
 

@@ -20,7 +20,7 @@ from gateway.routing.detail import CallTrail, detail_document
 
 class TelemetryRecord(msgspec.Struct, kw_only=True, gc=False):
     created_at: datetime  # when the call started, aware UTC
-    correlation_id: str
+    request_id: str  # the x-request-id; the column is named correlation_id
     operation: str  # an Operation value
     configuration: str
     success: bool
@@ -76,7 +76,7 @@ _FLAGS = (
 
 
 _ENCODER = msgspec.json.Encoder()
-_COLUMNS = tuple(name for name in TelemetryRecord.__struct_fields__ if name != "trail")
+_FIELDS = tuple(name for name in TelemetryRecord.__struct_fields__ if name != "trail")
 
 
 def routing_detail(record: TelemetryRecord) -> str | None:
@@ -94,7 +94,8 @@ def routing_detail(record: TelemetryRecord) -> str | None:
 
 def to_row(record: TelemetryRecord, limits: dict[str, int]) -> dict[str, Any]:
     """The insert parameters for one record; ``limits`` maps string columns to lengths."""
-    row: dict[str, Any] = {name: getattr(record, name) for name in _COLUMNS}
+    row: dict[str, Any] = {name: getattr(record, name) for name in _FIELDS}
+    row["correlation_id"] = row.pop("request_id")  # the column keeps its published name
     row["routing_detail"] = routing_detail(record)
     for name in _FLAGS:
         row[name] = 1 if row[name] else 0

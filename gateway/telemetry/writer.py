@@ -19,13 +19,14 @@ import contextlib
 import logging
 from collections import deque
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy import String
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.db.engine import describe_error
 from gateway.db.tables import telemetry
+from gateway.domain.clock import utc_now
 from gateway.telemetry.records import TelemetryRecord, to_row
 from gateway.telemetry.retention import purge_telemetry, retention_cutoff
 from gateway.telemetry.rollup import hourly_increments, rollup_statements
@@ -33,10 +34,6 @@ from gateway.telemetry.rollup_levels import level_increments, level_statements
 from gateway.telemetry.usage_daily import upsert_statement, usage_increments
 
 log = logging.getLogger(__name__)
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 def _string_limits() -> dict[str, int]:
@@ -62,7 +59,7 @@ class TelemetryWriter:
         retry_max_delay: float = 8.0,
         purge_interval: float = 3600.0,
         stop_timeout: float = 10.0,
-        clock: Callable[[], datetime] = _utc_now,
+        clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self._engine = engine
         self._max_queue = max_queue

@@ -141,7 +141,7 @@ async def test_a_settled_call_is_no_longer_renewed(engine: AsyncEngine) -> None:
     assert reservation is not None and len(gate.live) == 1
     record = TelemetryRecord(
         created_at=datetime.now(UTC),
-        correlation_id="c",
+        request_id="c",
         operation="chat",
         configuration="chat",
         success=False,

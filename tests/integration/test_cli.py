@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from gateway.cli import main
-from gateway.config.keys import hash_key
+from gateway.domain.keys import hash_key
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,6 +1,6 @@
 """Three replicas from one YAML on one PostgreSQL and one Redis (docs/operations.md,
 "Replicas"): budgets exact across them, a circuit opened in one refuses the provider in
-the others, signal snapshots read once for all, the response cache shared, and Redis
+the others, signal readings read once for all, the response cache shared, and Redis
 going away (a forwarder in front of it is switched off) means per-process circuits,
 logged once, shared again when it returns.
 
@@ -195,8 +195,8 @@ def test_three_replicas_on_postgresql_and_redis_share_budgets_circuits_signals_a
         replicas = stack.enter_context(_replicas(config, tmp_path))
         first, second, third = replicas
 
-        # Signal snapshots: quality (60 s) and history (600 s) were read once, at start, by
-        # one replica (it held the lease); the others took its snapshot.
+        # Signal readings: quality (60 s) and history (600 s) were read once, at start, by
+        # one replica (it held the lease); the others took its reading.
         for signal in ("quality", "history"):
             read = [
                 r.metric("gateway_signal_reads", signal=signal, source="database") for r in replicas
@@ -220,7 +220,7 @@ def test_three_replicas_on_postgresql_and_redis_share_budgets_circuits_signals_a
             served[replicas[index % REPLICAS].url] += answer.status_code == 200
         assert all(count > 0 for count in served.values()), served
 
-        # Health (cacheSeconds 1), after seconds of running: most snapshots were shared ones.
+        # Health (cacheSeconds 1), after seconds of running: most readings were shared ones.
         read = sum(
             r.metric("gateway_signal_reads", signal="health", source="database") for r in replicas
         )

@@ -70,7 +70,7 @@ def seed_calls(gateway: RunningGateway, count: int, configurations: tuple[str, .
         gateway.runtime.writer.submit(
             TelemetryRecord(
                 created_at=start + timedelta(seconds=n),
-                correlation_id=f"seed-{n}",
+                request_id=f"seed-{n}",
                 operation="chat",
                 configuration=configurations[n % len(configurations)],
                 api_key_id="alice",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.auth import digest
+from gateway.domain.keys import hash_key
 from gateway.session import SessionSigner, same_origin
 
-ADMIN = digest("sk-admin-one")
+ADMIN = hash_key("sk-admin-one")
 
 
 def test_a_token_verifies_until_it_expires_and_holds_no_key() -> None:
@@ -38,7 +38,7 @@ def test_a_changed_token_is_refused(tamper: object) -> None:
 
 def test_another_admin_key_ends_every_session() -> None:
     token = SessionSigner(ADMIN, 3600).issue(1000.0, "abc123")
-    assert SessionSigner(digest("sk-admin-two"), 3600).verify(token, 1001.0) is None
+    assert SessionSigner(hash_key("sk-admin-two"), 3600).verify(token, 1001.0) is None
     assert SessionSigner(ADMIN, 60).verify(token, 1001.0) is not None  # lifetime is signed in
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import secrets
 import time
-from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, urlencode
@@ -45,6 +44,7 @@ from gateway.api.console.views import (
     sign_in_page,
     why_page,
 )
+from gateway.domain.clock import utc_now
 from gateway.domain.errors import AuthenticationFailed, GatewayError, InvalidRequest, NotFound
 from gateway.pipeline.explain import explain_configuration
 from gateway.runtime import Runtime
@@ -120,7 +120,7 @@ async def overview(request: Request[Any, Any, Any]) -> Response[str] | Redirect:
     if not access.allowed:
         return _to_sign_in(request)
     try:
-        data = await overview_data(_runtime(request), _params(request), datetime.now(UTC))
+        data = await overview_data(_runtime(request), _params(request), utc_now())
     except GatewayError as error:
         return _error_page(error, access, "overview")
     return _html(overview_page(data, _frame(access, "overview")))
@@ -183,7 +183,7 @@ async def providers(request: Request[Any, Any, Any]) -> Response[str] | Redirect
     access = access_of(request)
     if not access.allowed:
         return _to_sign_in(request)
-    data = await providers_data(_runtime(request), datetime.now(UTC))
+    data = await providers_data(_runtime(request), utc_now())
     return _html(providers_page(data, _frame(access, "providers")))
 
 
@@ -192,7 +192,7 @@ async def budgets(request: Request[Any, Any, Any]) -> Response[str] | Redirect:
     access = access_of(request)
     if not access.allowed:
         return _to_sign_in(request)
-    data = await budgets_data(_runtime(request), datetime.now(UTC))
+    data = await budgets_data(_runtime(request), utc_now())
     return _html(budgets_page(data, _frame(access, "budgets")))
 
 
@@ -317,7 +317,7 @@ def _require(request: Request[Any, Any, Any]) -> None:
 @get("/admin/api/overview", include_in_schema=False)
 async def api_overview(request: Request[Any, Any, Any]) -> dict[str, Any]:
     _require(request)
-    return await overview_data(_runtime(request), _params(request), datetime.now(UTC))
+    return await overview_data(_runtime(request), _params(request), utc_now())
 
 
 @get("/admin/api/calls", include_in_schema=False)
@@ -339,13 +339,13 @@ async def api_call(request: Request[Any, Any, Any]) -> dict[str, Any]:
 @get("/admin/api/providers", include_in_schema=False)
 async def api_providers(request: Request[Any, Any, Any]) -> dict[str, Any]:
     _require(request)
-    return await providers_data(_runtime(request), datetime.now(UTC))
+    return await providers_data(_runtime(request), utc_now())
 
 
 @get("/admin/api/budgets", include_in_schema=False)
 async def api_budgets(request: Request[Any, Any, Any]) -> dict[str, Any]:
     _require(request)
-    return await budgets_data(_runtime(request), datetime.now(UTC))
+    return await budgets_data(_runtime(request), utc_now())
 
 
 CONSOLE_HANDLERS = [

@@ -102,7 +102,7 @@ def _record(**fields: Any) -> TelemetryRecord:
     base: dict[str, Any] = {"success": True, "http_status": 200, "latency_ms": 1.0}
     return TelemetryRecord(
         created_at=NOW,
-        correlation_id="c",
+        request_id="c",
         operation="chat",
         configuration="chat",
         **{**base, **fields},

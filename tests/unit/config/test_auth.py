@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from gateway.config.keys import hash_key
+from gateway.domain.keys import hash_key
 
 from .support import MINIMAL, load, problems_of
 

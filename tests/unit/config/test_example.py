@@ -5,7 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 from pathlib import Path
 
-from gateway.config.keys import hash_key
+from gateway.domain.keys import hash_key
 from gateway.domain.model import AdapterType, BudgetLimits, Capability, PolicyMode, Price
 
 from .support import load

@@ -60,7 +60,7 @@ def test_the_recipes_cover_every_database() -> None:
 def _record(at: datetime, **fields: object) -> TelemetryRecord:
     base: dict[str, object] = {
         "created_at": at,
-        "correlation_id": f"seed-{at.timestamp()}",
+        "request_id": f"seed-{at.timestamp()}",
         "api_key_id": "alice",
         "operation": "chat",
         "configuration": "smart-chat",

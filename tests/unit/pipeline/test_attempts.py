@@ -280,6 +280,38 @@ async def test_a_circuit_opened_by_the_call_ends_its_retries() -> None:
     assert fake.calls == ["pa", "pa", "pb"]  # the second failure opened pa's circuit
 
 
+async def test_a_retry_its_circuit_stops_is_not_counted(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    setup = _setup(threshold=2)
+    fake = FakeAdapter({"pa": [_failure(FailureKind.HTTP_5XX)], "pb": ["answer-b"]})
+    with caplog.at_level(logging.INFO, logger="gateway.pipeline.attempts"):
+        _, _, ctx = await _run(setup, fake)
+    assert fake.calls == ["pa", "pa", "pb"]
+    # One retry of pa was sent; the second was scheduled, then pa's circuit opened.
+    assert ctx.record.provider_retries == 1
+    assert "call call-1: pa not retried after http_5xx: its circuit opened" in _lines(
+        caplog, logging.INFO
+    )
+
+
+async def test_a_retry_a_circuit_opened_meanwhile_stops_is_not_counted() -> None:
+    setup = _setup(threshold=2)
+    fake = FakeAdapter({"pa": [_failure(FailureKind.HTTP_5XX)], "pb": ["answer-b"]})
+
+    async def others_fail_too(adapter: Adapter, call: UpstreamCall) -> str:
+        if call.provider.id == "pa":  # other calls' failures open pa's circuit meanwhile
+            for _ in range(2):
+                setup.breakers.record_failure("pa", time.monotonic())
+        return await fake.dispatch(adapter, call)
+
+    ctx = _ctx()
+    primary = setup.resolver.resolve(setup.resolver._config.configurations["main"], ctx.request)
+    result, _ = await setup.attempts.run(ctx, primary, others_fail_too)
+    assert result == "answer-b" and fake.calls == ["pa", "pb"]
+    assert ctx.record.provider_retries == 0  # the retry was scheduled, never sent
+
+
 async def test_nothing_attempted_behind_an_open_circuit_is_a_503() -> None:
     setup = _setup(threshold=1)
     first = FakeAdapter({"pa": [_failure(FailureKind.HTTP_5XX)]})

@@ -1,4 +1,4 @@
-"""Signal snapshots in a real Redis: exact round trips, one database read for many
+"""Signal readings in a real Redis: exact round trips, one database read for many
 refreshers, and a store that goes away costs only its sharing."""
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from gateway.db.redis_client import redis_client
 from gateway.domain import GatewayConfig, HealthSample, HistoryFigures, Operation, RoutingSettings
 from gateway.domain.settings import HealthSettings
-from gateway.signals.cache import SignalRefresher, Snapshot
 from gateway.signals.redis_store import RedisSignalStore
+from gateway.signals.refresher import SignalReading, SignalRefresher
 from tests.support.tcp_proxy import TcpProxy
-from tests.unit.signals.test_cache import _seed
+from tests.unit.signals.test_refresher import _seed
 from tests.unit.telemetry.factory import NOW
 
 REDIS = os.environ.get("GATEWAY_TEST_REDIS_URL")
@@ -55,12 +55,12 @@ async def test_each_snapshot_round_trips_exactly(redis: Redis, prefix: str) -> N
         ("a", "m1", Operation.CHAT): HistoryFigures(12, 310.25, 11, Decimal("0.000123456789")),
         ("b", "m2", Operation.EMBEDDING): HistoryFigures(5, None, 0, None),
     }
-    await store.set_health(Snapshot(health, NOW))
-    await store.set_quality(Snapshot(quality, NOW))
-    await store.set_history(Snapshot(history, NOW - timedelta(seconds=5)))
-    assert await store.get_health() == Snapshot(health, NOW)
-    assert await store.get_quality() == Snapshot(quality, NOW)
-    assert await store.get_history() == Snapshot(history, NOW - timedelta(seconds=5))
+    await store.set_health(SignalReading(health, NOW))
+    await store.set_quality(SignalReading(quality, NOW))
+    await store.set_history(SignalReading(history, NOW - timedelta(seconds=5)))
+    assert await store.get_health() == SignalReading(health, NOW)
+    assert await store.get_quality() == SignalReading(quality, NOW)
+    assert await store.get_history() == SignalReading(history, NOW - timedelta(seconds=5))
 
 
 async def test_settings_that_shape_a_read_keep_their_snapshots_apart(
@@ -68,7 +68,7 @@ async def test_settings_that_shape_a_read_keep_their_snapshots_apart(
 ) -> None:
     other = replace(HISTORY_ON, health=HealthSettings(window_seconds=60))
     await RedisSignalStore(redis, HISTORY_ON, prefix=prefix).set_health(
-        Snapshot({"a": HealthSample(1, 1, 1.0)}, NOW)
+        SignalReading({"a": HealthSample(1, 1, 1.0)}, NOW)
     )
     assert await RedisSignalStore(redis, other, prefix=prefix).get_health() is None
 
@@ -104,7 +104,7 @@ async def test_refreshers_sharing_the_store_read_the_database_once_per_period(
     assert all(r.health == {"openai-main": HealthSample(1, 1, 250.0)} for r in refreshers)
     assert len({id(r.history) for r in refreshers}) == 3  # each its own copy...
     assert all(r.history == refreshers[0].history for r in refreshers)  # ...of one read
-    assert {r.health_taken_at for r in refreshers} == {NOW}
+    assert {r.history_taken_at for r in refreshers} == {NOW}
 
 
 async def test_a_store_that_goes_away_means_reading_the_database_logged_once(
@@ -129,7 +129,7 @@ async def test_a_store_that_goes_away_means_reading_the_database_logged_once(
             assert refresher.health == {"openai-main": HealthSample(1, 1, 250.0)}
             assert (refresher.health_read_failures, refresher.history_read_failures) == (0, 0)
             forwarder.up()
-            await refresher.refresh_due()  # a fresh snapshot saved, now shared again
+            await refresher.refresh_due()  # a fresh reading saved, now shared again
             assert refresher.store_answers is True
         messages = [r.getMessage() for r in caplog.records]
         assert sum("does not answer" in m for m in messages) == 1

@@ -58,7 +58,7 @@ def random_records(rng: random.Random, count: int) -> list[TelemetryRecord]:
         back = rng.uniform(-4500, 7200) if rng.random() < 0.2 else rng.uniform(-1800, 8 * 86400)
         records.append(
             make_record(
-                correlation_id=f"r{index}",
+                request_id=f"r{index}",
                 created_at=NOW - timedelta(seconds=back),
                 api_key_id=rng.choice(("alice", "bob", None)),
                 configuration=rng.choice(("smart", "cheap")),

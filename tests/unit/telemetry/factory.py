@@ -13,7 +13,7 @@ NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 def make_record(**overrides: Any) -> TelemetryRecord:
     fields: dict[str, Any] = {
         "created_at": NOW,
-        "correlation_id": "req-1",
+        "request_id": "req-1",
         "api_key_id": "alice",
         "operation": "chat",
         "configuration": "smart-chat",

@@ -34,7 +34,7 @@ async def test_a_batch_writes_every_row_with_flags_as_zero_or_one(engine: AsyncE
     writer = TelemetryWriter(engine, retention_days=None)
     await writer.start()
     for index in range(3):
-        writer.submit(make_record(correlation_id=f"r{index}", cache_hit=index == 2))
+        writer.submit(make_record(request_id=f"r{index}", cache_hit=index == 2))
     await writer.flush()
     await writer.stop()
     rows = sorted(await _rows(engine, telemetry), key=lambda row: row["correlation_id"])
@@ -118,7 +118,7 @@ async def test_stop_writes_everything_still_queued(engine: AsyncEngine) -> None:
 
 async def test_strings_longer_than_their_column_are_cut_not_fatal(engine: AsyncEngine) -> None:
     writer = TelemetryWriter(engine, retention_days=None)
-    writer.submit(make_record(correlation_id="x" * 500))
+    writer.submit(make_record(request_id="x" * 500))
     await writer.flush()
     [row] = await _rows(engine, telemetry)
     assert row["correlation_id"] == "x" * 128
@@ -170,8 +170,8 @@ async def test_a_batch_is_dropped_and_counted_after_its_last_retry(tmp_path: Pat
 
 async def test_retention_purge_deletes_only_rows_past_retention(engine: AsyncEngine) -> None:
     writer = TelemetryWriter(engine, retention_days=90, clock=lambda: NOW)
-    writer.submit(make_record(correlation_id="old", created_at=NOW - timedelta(days=91)))
-    writer.submit(make_record(correlation_id="kept", created_at=NOW - timedelta(days=89)))
+    writer.submit(make_record(request_id="old", created_at=NOW - timedelta(days=91)))
+    writer.submit(make_record(request_id="kept", created_at=NOW - timedelta(days=89)))
     await writer.flush()
     assert await writer.purge_now() == 1
     assert [row["correlation_id"] for row in await _rows(engine, telemetry)] == ["kept"]

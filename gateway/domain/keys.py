@@ -1,4 +1,5 @@
-"""Gateway keys are held only as hex SHA-256 digests."""
+"""Gateway keys are held only as hex SHA-256 digests: the one hash of a key, for the config
+loader, the key ring and ``gateway hash-key``."""
 
 from __future__ import annotations
 

@@ -11,8 +11,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from gateway.db.engine import create_engine
 from gateway.domain import GatewayConfig, HealthSample, Operation, RoutingSettings
 from gateway.domain.settings import TelemetrySettings
-from gateway.signals.cache import InProcessSignalStore, SignalRefresher, Snapshot
 from gateway.signals.quality import import_eval_results
+from gateway.signals.refresher import InProcessSignalStore, SignalReading, SignalRefresher
 from gateway.telemetry.writer import TelemetryWriter
 from tests.unit.telemetry.factory import NOW, make_record
 
@@ -77,15 +77,15 @@ async def test_a_store_snapshot_younger_than_the_period_is_taken_instead_of_a_re
     await _seed(engine)
     store = InProcessSignalStore()
     shared = {"elsewhere": HealthSample(5, 5, 10.0)}
-    await store.set_health(Snapshot(shared, NOW - timedelta(seconds=30)))
+    await store.set_health(SignalReading(shared, NOW - timedelta(seconds=30)))
     refresher = SignalRefresher(engine, HISTORY_ON, lambda: NOW, store=store)
     await refresher.refresh_due()
     assert refresher.health == shared
-    await store.set_health(Snapshot(shared, NOW - timedelta(seconds=61)))  # stale now
+    await store.set_health(SignalReading(shared, NOW - timedelta(seconds=61)))  # stale now
     await refresher.refresh_due()
     assert refresher.health == {"openai-main": HealthSample(1, 1, 250.0)}
-    snapshot = await store.get_health()
-    assert snapshot is not None and snapshot.taken_at == NOW  # shared with other workers
+    reading = await store.get_health()
+    assert reading is not None and reading.taken_at == NOW  # shared with other workers
 
 
 async def test_start_reads_once_and_stop_ends_the_background_tasks(engine: AsyncEngine) -> None:

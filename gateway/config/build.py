@@ -39,7 +39,7 @@ from gateway.domain.settings import CacheStoreSettings, GatewayConfig, RedisSett
 ANTHROPIC_DEFAULT_VERSION = "2023-06-01"
 
 
-def resolve(file: FileSchema, raw: Any, problems: Problems) -> GatewayConfig | None:
+def build(file: FileSchema, raw: Any, problems: Problems) -> GatewayConfig | None:
     """The resolved configuration, or None when ``problems`` has any problem."""
     providers, provider_ids = _resolve_providers(file.providers, raw, problems)
     models, model_ids = _resolve_models(file.models, raw, provider_ids, problems)

@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from gateway.config.keys import hash_key, parse_key_hash
+from gateway.domain.keys import hash_key, parse_key_hash
 
 
 def test_hash_key_is_hex_sha256() -> None:

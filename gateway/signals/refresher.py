@@ -1,15 +1,15 @@
-"""The per-process signal cache: health, quality and call history, refreshed off the request path.
+"""The signal refresher: health, quality and call history, read off the request path.
 
 A decision reads ``SignalRefresher.health`` / ``.quality`` / ``.history``: plain
 attributes, no I/O. Background tasks refresh them, each on its own period
 (``health.cacheSeconds``, ``routing.callHistoryCacheSeconds``, 60 s for quality).
 
-Snapshots also pass through a :class:`SignalStore`. The in-process store is a
+Readings also pass through a :class:`SignalStore`. The in-process store is a
 dict; a shared store (Redis, gateway/signals/redis_store.py) lets every worker and
-replica share one read per period: a refresher that finds a snapshot younger than
+replica share one read per period: a refresher that finds a reading younger than
 its period in the store takes it instead of querying the database; one that finds
 it stale reads the database only if it gets the signal's lease, and otherwise waits
-for the holder's snapshot. A store that fails is logged once and skipped: each
+for the holder's reading. A store that fails is logged once and skipped: each
 process then reads the database itself until the store answers again.
 """
 
@@ -22,13 +22,14 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, Generic, Protocol, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.db.engine import describe_error
 from gateway.domain import GatewayConfig, HealthSample, HistoryFigures, HistoryKey
+from gateway.domain.clock import utc_now
 from gateway.signals.health import read_health
 from gateway.signals.history import read_call_history
 from gateway.signals.quality import read_quality
@@ -43,22 +44,22 @@ HistoryMap = dict[HistoryKey, HistoryFigures]
 
 QUALITY_REFRESH_SECONDS = 60.0
 LEASE_SECONDS = 10.0  # a read slower than this lets another process read too
-LEASE_POLL_SECONDS = 0.05  # how often a process without the lease looks for the snapshot
+LEASE_POLL_SECONDS = 0.05  # how often a process without the lease looks for the reading
 
 
 @dataclass(frozen=True, slots=True)
-class Snapshot(Generic[T]):
+class SignalReading(Generic[T]):
     value: T
     taken_at: datetime  # aware UTC: when the database was read
 
 
 class SignalStore(Protocol):
-    async def get_health(self) -> Snapshot[HealthMap] | None: ...
-    async def set_health(self, snapshot: Snapshot[HealthMap]) -> None: ...
-    async def get_quality(self) -> Snapshot[QualityMap] | None: ...
-    async def set_quality(self, snapshot: Snapshot[QualityMap]) -> None: ...
-    async def get_history(self) -> Snapshot[HistoryMap] | None: ...
-    async def set_history(self, snapshot: Snapshot[HistoryMap]) -> None: ...
+    async def get_health(self) -> SignalReading[HealthMap] | None: ...
+    async def set_health(self, reading: SignalReading[HealthMap]) -> None: ...
+    async def get_quality(self) -> SignalReading[QualityMap] | None: ...
+    async def set_quality(self, reading: SignalReading[QualityMap]) -> None: ...
+    async def get_history(self) -> SignalReading[HistoryMap] | None: ...
+    async def set_history(self, reading: SignalReading[HistoryMap]) -> None: ...
     def lease(self, name: str, seconds: float) -> AbstractAsyncContextManager[bool]:
         """Held while this process reads signal ``name`` from the database: True when it
         got it (no other process is reading it), for at most ``seconds``."""
@@ -69,35 +70,31 @@ class InProcessSignalStore:
     """The default store: this process's memory, shared with no one."""
 
     def __init__(self) -> None:
-        self._health: Snapshot[HealthMap] | None = None
-        self._quality: Snapshot[QualityMap] | None = None
-        self._history: Snapshot[HistoryMap] | None = None
+        self._health: SignalReading[HealthMap] | None = None
+        self._quality: SignalReading[QualityMap] | None = None
+        self._history: SignalReading[HistoryMap] | None = None
 
-    async def get_health(self) -> Snapshot[HealthMap] | None:
+    async def get_health(self) -> SignalReading[HealthMap] | None:
         return self._health
 
-    async def set_health(self, snapshot: Snapshot[HealthMap]) -> None:
-        self._health = snapshot
+    async def set_health(self, reading: SignalReading[HealthMap]) -> None:
+        self._health = reading
 
-    async def get_quality(self) -> Snapshot[QualityMap] | None:
+    async def get_quality(self) -> SignalReading[QualityMap] | None:
         return self._quality
 
-    async def set_quality(self, snapshot: Snapshot[QualityMap]) -> None:
-        self._quality = snapshot
+    async def set_quality(self, reading: SignalReading[QualityMap]) -> None:
+        self._quality = reading
 
-    async def get_history(self) -> Snapshot[HistoryMap] | None:
+    async def get_history(self) -> SignalReading[HistoryMap] | None:
         return self._history
 
-    async def set_history(self, snapshot: Snapshot[HistoryMap]) -> None:
-        self._history = snapshot
+    async def set_history(self, reading: SignalReading[HistoryMap]) -> None:
+        self._history = reading
 
     @contextlib.asynccontextmanager
     async def lease(self, name: str, seconds: float) -> AsyncIterator[bool]:
         yield True  # one process: its own loops never read the same signal at once
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,9 +102,9 @@ class _Source(Generic[T]):
     name: str
     period: float
     read: Callable[[datetime], Awaitable[T]]
-    load: Callable[[], Awaitable[Snapshot[T] | None]]
-    save: Callable[[Snapshot[T]], Awaitable[None]]
-    apply: Callable[[Snapshot[T] | None], None]  # None: the read failed
+    load: Callable[[], Awaitable[SignalReading[T] | None]]
+    save: Callable[[SignalReading[T]], Awaitable[None]]
+    apply: Callable[[SignalReading[T] | None], None]  # None: the read failed
 
 
 class SignalRefresher:
@@ -115,7 +112,7 @@ class SignalRefresher:
         self,
         engine: AsyncEngine,
         config: GatewayConfig,
-        clock: Callable[[], datetime] = _utc_now,
+        clock: Callable[[], datetime] = utc_now,
         *,
         store: SignalStore | None = None,
         quality_seconds: float = QUALITY_REFRESH_SECONDS,
@@ -128,13 +125,11 @@ class SignalRefresher:
         self.health: HealthMap = {}
         self.quality: QualityMap = {}
         self.history: HistoryMap | None = None
-        self.health_taken_at: datetime | None = None
-        self.quality_taken_at: datetime | None = None
         self.history_taken_at: datetime | None = None
         self.health_read_failures = 0
         self.quality_read_failures = 0
         self.history_read_failures = 0
-        # Per signal: reads of the database, and snapshots taken from the store instead.
+        # Per signal: reads of the database, and readings taken from the store instead.
         self.database_reads: dict[str, int] = {}
         self.shared_reads: dict[str, int] = {}
         self.store_answers = True  # False while the store fails (each read goes to the database)
@@ -148,7 +143,7 @@ class SignalRefresher:
         return self._config.routing.call_history and self._config.telemetry.enabled
 
     async def start(self) -> None:
-        """Read every signal once (or take another process's fresh snapshot), then keep
+        """Read every signal once (or take another process's fresh reading), then keep
         them fresh in the background."""
         if self._tasks:
             return
@@ -167,12 +162,12 @@ class SignalRefresher:
         self._tasks = []
 
     async def refresh_now(self) -> None:
-        """Read every signal from the database now, ignoring the store's snapshots."""
+        """Read every signal from the database now, ignoring the store's readings."""
         for source in self._sources:
             await self._refresh(source, reuse_shared=False)
 
     async def refresh_due(self) -> None:
-        """What each background tick does: take the store's snapshot when it is younger
+        """What each background tick does: take the store's reading when it is younger
         than the signal's period (another worker read it), else read the database."""
         for source in self._sources:
             await self._refresh(source, reuse_shared=True)
@@ -232,11 +227,11 @@ class SignalRefresher:
         async with self._leased(source) as held:
             if held:
                 # Look again: a holder that finished between our look and our lease saved
-                # a fresh snapshot already.
+                # a fresh reading already.
                 if not self._take_shared(source, await self._load(source)):
                     await self._read(source)
                 return
-        # Another process is reading it: take its snapshot when it lands.
+        # Another process is reading it: take its reading when it lands.
         deadline = time.monotonic() + self._lease_seconds
         while time.monotonic() < deadline:
             await asyncio.sleep(LEASE_POLL_SECONDS)
@@ -244,7 +239,7 @@ class SignalRefresher:
                 return
         await self._read(source)  # it never came: the holder died or is slow
 
-    def _take_shared(self, source: _Source[T], shared: Snapshot[T] | None) -> bool:
+    def _take_shared(self, source: _Source[T], shared: SignalReading[T] | None) -> bool:
         if shared is None or self._clock() - shared.taken_at >= timedelta(seconds=source.period):
             return False
         source.apply(shared)  # another worker read it recently
@@ -254,21 +249,21 @@ class SignalRefresher:
     async def _read(self, source: _Source[T]) -> None:
         now = self._clock()
         try:
-            snapshot = Snapshot(await source.read(now), now)
+            reading = SignalReading(await source.read(now), now)
         except Exception as exc:  # a failed read degrades the signal, never a call
             log.warning("signals: %s read failed (%s)", source.name, describe_error(exc))
             source.apply(None)
             return
         self.database_reads[source.name] = self.database_reads.get(source.name, 0) + 1
-        source.apply(snapshot)
+        source.apply(reading)
         try:
-            await source.save(snapshot)
+            await source.save(reading)
         except Exception as exc:
             self._store_failed(exc)
         else:
             self._store_answered()
 
-    async def _load(self, source: _Source[T]) -> Snapshot[T] | None:
+    async def _load(self, source: _Source[T]) -> SignalReading[T] | None:
         try:
             shared = await source.load()
         except Exception as exc:
@@ -307,23 +302,23 @@ class SignalRefresher:
             self.store_answers = True
             log.warning("signals: the shared snapshot store answers again")
 
-    def _apply_health(self, snapshot: Snapshot[HealthMap] | None) -> None:
-        if snapshot is None:
+    def _apply_health(self, reading: SignalReading[HealthMap] | None) -> None:
+        if reading is None:
             # Keep the last health: a transient failure should not erase every provider's state.
             self.health_read_failures += 1
             return
-        self.health, self.health_taken_at = snapshot.value, snapshot.taken_at
+        self.health = reading.value
 
-    def _apply_quality(self, snapshot: Snapshot[QualityMap] | None) -> None:
-        if snapshot is None:
+    def _apply_quality(self, reading: SignalReading[QualityMap] | None) -> None:
+        if reading is None:
             self.quality_read_failures += 1
             return
-        self.quality, self.quality_taken_at = snapshot.value, snapshot.taken_at
+        self.quality = reading.value
 
-    def _apply_history(self, snapshot: Snapshot[HistoryMap] | None) -> None:
-        if snapshot is None:
+    def _apply_history(self, reading: SignalReading[HistoryMap] | None) -> None:
+        if reading is None:
             # ROUTING.md: a failed read is treated as callHistory off for the decision.
             self.history_read_failures += 1
             self.history, self.history_taken_at = None, None
             return
-        self.history, self.history_taken_at = snapshot.value, snapshot.taken_at
+        self.history, self.history_taken_at = reading.value, reading.taken_at
