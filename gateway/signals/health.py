@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Select, and_, case, func, or_, select
+from sqlalchemy import CompoundSelect, Select, and_, case, func, or_, select, union_all
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.db.rollup_tables import telemetry_daily, telemetry_hourly
@@ -55,10 +55,9 @@ def health_query(since: Bound, until: Bound | None = None) -> Select[Any]:
 _LEVELS = {"hours": (telemetry_hourly, "hour"), "days": (telemetry_daily, "day")}
 
 
-@cache
-def _statement(source: str, bounded: bool) -> Select[Any]:
-    """The read of one source, built once with bind parameters."""
-    start, end = marks(bounded)
+def _part_query(shape: tuple[str, bool], index: int) -> Select[Any]:
+    source, bounded = shape
+    start, end = marks(bounded, index)
     if source == "rows":
         return health_query(start, end)
     table, period = _LEVELS[source]
@@ -74,6 +73,13 @@ def _statement(source: str, bounded: bool) -> Select[Any]:
         .where(in_period(c[period], start, end), c.health_samples > 0)
         .group_by(c.attempted_provider)
     )
+
+
+@cache
+def _statement(shapes: tuple[tuple[str, bool], ...]) -> Select[Any] | CompoundSelect[Any]:
+    """The parts' reads in one ``UNION ALL``, built once with bind parameters."""
+    queries = [_part_query(shape, i) for i, shape in enumerate(shapes)]
+    return queries[0] if len(queries) == 1 else union_all(*queries)
 
 
 def _add(totals: dict[str, list[Any]], rows: Iterable[Sequence[Any]]) -> None:
@@ -92,11 +98,13 @@ async def read_health(
 ) -> dict[str, HealthSample]:
     since = now - timedelta(seconds=window_seconds)
     window = parts(split_window(since)) if use_rollup else rows_only(since)
+    params: dict[str, datetime] = {}
+    for i, part in enumerate(window):
+        params.update(part.params(i))
     totals: dict[str, list[Any]] = {}
     async with engine.connect() as connection:
-        for part in window:
-            statement = _statement(part.source, part.end is not None)
-            _add(totals, (await connection.execute(statement, part.params)).all())
+        statement = _statement(tuple(part.shape for part in window))
+        _add(totals, (await connection.execute(statement, params)).all())
     return {
         provider: HealthSample(
             samples=samples,

@@ -65,10 +65,15 @@ class Part:
     end: datetime | None  # None: no upper bound
     sign: int = 1  # -1: counts taken away (see counting_parts)
 
+    def params(self, index: int = 0) -> dict[str, datetime]:
+        """The values of the bind parameters ``marks(..., index)`` names."""
+        start = {f"start{index}": self.start}
+        return start if self.end is None else {**start, f"end{index}": self.end}
+
     @property
-    def params(self) -> dict[str, datetime]:
-        """The values of the ``start`` and ``end`` bind parameters (see in_part)."""
-        return {"start": self.start} if self.end is None else {"start": self.start, "end": self.end}
+    def shape(self) -> tuple[str, bool]:
+        """What a statement built once for this part depends on."""
+        return self.source, self.end is not None
 
 
 def parts(split: WindowSplit) -> list[Part]:
@@ -80,17 +85,29 @@ def parts(split: WindowSplit) -> list[Part]:
 
 
 def counting_parts(split: WindowSplit) -> list[Part]:
-    """The parts for counts (the latency histograms): as :func:`parts`, except that more
-    than 12 hours before the first midnight are read as that whole day minus its hours
-    before ``first_hour``. Counts are integers, so the difference is exact, and at most
-    12 hours are read."""
-    hours = split.hours
-    if hours is None or hours[1] - hours[0] <= HALF_DAY:
-        return parts(split)
+    """The parts for counts (the latency histograms). Counts are integers, so a part may
+    be read as a larger one minus its complement, exactly: the rows of the window's part
+    of its first hour, when that is more than half the hour, are that whole hour minus
+    the rows before ``since``; and more than 12 hours before the first midnight are that
+    whole day minus its hours before them. At most 30 minutes of rows and 12 hours are
+    read."""
+    out: list[Part] = []
+    hours_from = split.first_hour
+    if split.rows:
+        hour = split.first_hour - HOUR
+        if split.since - hour < split.first_hour - split.since:
+            out.append(Part("rows", hour, split.since, sign=-1))
+            hours_from = hour
+        else:
+            out.append(Part("rows", split.since, split.first_hour))
     day = split.first_day - DAY
-    out = [Part("rows", *split.rows)] if split.rows else []
-    if day < split.first_hour:
-        out.append(Part("hours", day, split.first_hour, sign=-1))
+    if split.first_day - hours_from <= HALF_DAY:
+        if hours_from < split.first_day:
+            out.append(Part("hours", hours_from, split.first_day))
+        out.append(Part("days", split.first_day, None))
+        return out
+    if day < hours_from:
+        out.append(Part("hours", day, hours_from, sign=-1))
     out.append(Part("days", day, None))
     return out
 
@@ -100,9 +117,10 @@ def rows_only(since: datetime) -> list[Part]:
     return [Part("rows", since, None)]
 
 
-def marks(bounded: bool) -> tuple[ColumnElement[Any], ColumnElement[Any] | None]:
-    """The ``start`` (and ``end``) bind parameters of a statement built once for any part."""
-    return bindparam("start"), bindparam("end") if bounded else None
+def marks(bounded: bool, index: int = 0) -> tuple[ColumnElement[Any], ColumnElement[Any] | None]:
+    """The start (and end) bind parameters of the ``index``-th part of a statement built
+    once for any window; Part.params fills them."""
+    return bindparam(f"start{index}"), bindparam(f"end{index}") if bounded else None
 
 
 def in_period(column: ColumnElement[Any], start: Bound, end: Bound | None) -> ColumnElement[bool]:

@@ -125,10 +125,13 @@ def _same_health(rolled: dict[str, HealthSample], rows: dict[str, HealthSample])
 
 # NOW is noon: 7-day windows from these moments read 11 or 12 hours before the first
 # midnight from the hour level; from 04:28:57 (19 hours) their histograms are read as
-# that day minus its first 5 hours (gateway.signals.window.counting_parts).
+# that day minus its first 5 hours. Their histograms take the first hour's rows from
+# the rows (12:43:11, 12:59:59) or as the whole hour minus the rows before the window
+# (12:17:03, 04:28:57; gateway.signals.window.counting_parts).
 MOMENTS = (
     timedelta(0),
     timedelta(minutes=17, seconds=3),
+    timedelta(minutes=43, seconds=11),
     timedelta(minutes=59, seconds=59),
     -timedelta(hours=7, minutes=31, seconds=3),
 )

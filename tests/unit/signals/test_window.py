@@ -50,18 +50,27 @@ def test_a_window_in_the_last_hour_of_a_day_reads_no_hours() -> None:
 
 
 def test_counts_over_more_than_12_hours_read_the_day_minus_its_other_hours() -> None:
-    split = split_window(datetime(2026, 11, 25, 6, 14, tzinfo=UTC))  # 17 hours to midnight
+    split = split_window(datetime(2026, 11, 25, 6, 44, tzinfo=UTC))  # 17 hours to midnight
     day = datetime(2026, 11, 25, tzinfo=UTC)
+    seven = datetime(2026, 11, 25, 7, tzinfo=UTC)
     assert counting_parts(split) == [
-        Part(
-            "rows", datetime(2026, 11, 25, 6, 14, tzinfo=UTC), datetime(2026, 11, 25, 7, tzinfo=UTC)
-        ),
-        Part("hours", day, datetime(2026, 11, 25, 7, tzinfo=UTC), sign=-1),
+        Part("rows", datetime(2026, 11, 25, 6, 44, tzinfo=UTC), seven),
+        Part("hours", day, seven, sign=-1),
         Part("days", day, None),
     ]
     assert [part.source for part in parts(split)] == ["rows", "hours", "days"]
 
 
-def test_counts_over_12_hours_or_fewer_read_the_hours() -> None:
-    split = split_window(datetime(2026, 11, 25, 12, 14, tzinfo=UTC))  # 11 hours to midnight
+def test_counts_of_most_of_the_first_hour_read_the_hour_minus_its_first_rows() -> None:
+    since = datetime(2026, 11, 25, 12, 14, tzinfo=UTC)  # 46 of the hour's 60 minutes inside
+    noon = datetime(2026, 11, 25, 12, tzinfo=UTC)
+    assert counting_parts(split_window(since)) == [
+        Part("rows", noon, since, sign=-1),
+        Part("hours", noon, datetime(2026, 11, 26, tzinfo=UTC)),
+        Part("days", datetime(2026, 11, 26, tzinfo=UTC), None),
+    ]
+
+
+def test_counts_of_12_hours_or_fewer_and_half_an_hour_of_rows_or_less_read_them() -> None:
+    split = split_window(datetime(2026, 11, 25, 12, 44, tzinfo=UTC))  # 11 hours to midnight
     assert counting_parts(split) == parts(split)
