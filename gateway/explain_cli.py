@@ -6,9 +6,11 @@ import json
 import sys
 from pathlib import Path
 
+from sqlalchemy.ext.asyncio import AsyncEngine
+
 from gateway.circuits import InProcessCircuits
-from gateway.db.engine import create_engine
-from gateway.db.migrate import upgrade
+from gateway.db.engine import create_engine, describe_error
+from gateway.db.migrate import head_revision, known_revisions, schema_revision, upgrade
 from gateway.domain.clock import utc_now
 from gateway.domain.errors import GatewayError
 from gateway.domain.settings import GatewayConfig
@@ -30,11 +32,15 @@ async def explain_from_database(
     """The same decision as the admin endpoint, from one fresh read of the database.
 
     A separate process cannot see a running server's circuit states: every circuit
-    counts as closed here (the table says so).
+    counts as closed here (the table says so). It only reads: a database that is not
+    migrated to this gateway's schema is reported, never upgraded.
     """
-    upgrade(config.database.url)
     engine = create_engine(config.database.url)
     try:
+        problem = await _schema_problem(engine)
+        if problem is not None:
+            print(f"error: {problem}", file=sys.stderr)
+            return 1
         signals = SignalRefresher(engine, config, utc_now)
         await signals.refresh_now()
         breakers = InProcessCircuits(
@@ -50,6 +56,22 @@ async def explain_from_database(
         await engine.dispose()
     print(json.dumps(payload, indent=2) if as_json else render_table(payload))
     return 0
+
+
+async def _schema_problem(engine: AsyncEngine) -> str | None:
+    """Why explain cannot read the database, or None. A schema ahead of this gateway's
+    (a newer gateway migrated it) is read as it is."""
+    try:
+        revision = await schema_revision(engine)
+    except Exception as exc:
+        return f"the database cannot be read ({describe_error(exc)})"
+    if revision is None:
+        found = "the database has no gateway schema yet"
+    elif revision != (head := head_revision()) and revision in known_revisions():
+        found = f"the database schema is at revision {revision}, this gateway's at {head}"
+    else:
+        return None
+    return f"{found}: run `gateway db upgrade` (explain reads the database, it never migrates)"
 
 
 async def import_evals(config: GatewayConfig, path: Path) -> int:

@@ -7,13 +7,12 @@ validation covers the fields the gateway itself relies on and nothing more.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 import msgspec
 
 from gateway.domain.errors import InvalidJson, InvalidRequest
-from gateway.domain.model import Capability, Operation
+from gateway.domain.model import Capability, Endpoint, Operation
 from gateway.domain.usage import TokenCount
 from gateway.routing.operation import classify
 
@@ -39,20 +38,6 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 _TOO_DEEP = f"The request body nests deeper than {MAX_JSON_DEPTH} levels."
 
 
-class Endpoint(StrEnum):
-    CHAT = "chat/completions"
-    EMBEDDINGS = "embeddings"
-    COMPLETIONS = "completions"
-    RESPONSES = "responses"
-
-
-# How each endpoint's prompt is counted (see gateway.usage.tokens.count_request_tokens).
-_COUNT_KIND = {
-    Endpoint.CHAT: "chat",
-    Endpoint.EMBEDDINGS: "embedding",
-    Endpoint.COMPLETIONS: "completion",
-    Endpoint.RESPONSES: "responses",
-}
 # The fields that bound the output (the first one set wins); /v1/responses has its own.
 _OUTPUT_BOUNDS = ("max_completion_tokens", "max_tokens")
 _RESPONSES_OUTPUT_BOUNDS = ("max_output_tokens",)
@@ -71,10 +56,6 @@ class InboundRequest:
     body_bytes: int = 0  # the raw body's size: bounds the size of any text in it
     # The prompt's token counts by encoding, counted once for the budget hold and estimates.
     token_counts: dict[str, TokenCount] = field(default_factory=dict)
-
-    @property
-    def count_kind(self) -> str:
-        return _COUNT_KIND[self.endpoint]
 
     @property
     def max_tokens(self) -> int | None:
@@ -159,7 +140,7 @@ def _operation_of(
         if stream:
             raise InvalidRequest("Embeddings cannot be streamed.", param="stream")
         _check_input(body)
-        return classify("embeddings")
+        return classify(Endpoint.EMBEDDINGS)
     if endpoint is Endpoint.COMPLETIONS:
         # OpenAI requires the key but lets it be null (the model then starts a new
         # document, as after its default prompt "<|endoftext|>").
@@ -168,14 +149,14 @@ def _operation_of(
                 "'prompt' is required (a string, an array, or null).", param="prompt"
             )
         _check_bounds(body, _BOUNDED_COMPLETIONS)
-        return classify("completions", stream=stream)
+        return classify(Endpoint.COMPLETIONS, stream=stream)
     if endpoint is Endpoint.RESPONSES:
         _check_bounds(body, _BOUNDED_RESPONSES)
         return _check_responses(body, stream)
     _check_bounds(body, _BOUNDED)
     has_tools = _check_messages_and_tools(body)
     return classify(
-        "chat", stream=stream, has_tools=has_tools, has_image=_has_image(body["messages"])
+        Endpoint.CHAT, stream=stream, has_tools=has_tools, has_image=_has_image(body["messages"])
     )
 
 
@@ -234,7 +215,9 @@ def _check_responses(body: dict[str, Any], stream: bool) -> tuple[Operation, fro
     if tools is not None and not isinstance(tools, list):
         raise InvalidRequest("'tools' must be an array.", param="tools")
     items = value if isinstance(value, list) else []
-    return classify("responses", stream=stream, has_tools=bool(tools), has_image=_has_image(items))
+    return classify(
+        Endpoint.RESPONSES, stream=stream, has_tools=bool(tools), has_image=_has_image(items)
+    )
 
 
 def _has_image(messages: list[Any]) -> bool:

@@ -39,7 +39,8 @@ from gateway.pipeline.service import Pipeline
 from gateway.pipeline.snapshots import SnapshotSource
 from gateway.routing.exploration import ExplorationCounts
 from gateway.signals.refresher import SignalRefresher, SignalStore
-from gateway.telemetry.writer import TelemetryWriter
+from gateway.telemetry.retention import Retention
+from gateway.telemetry.writer import TelemetryWriter, WriterSettings
 from gateway.upstream.base import Adapter
 from gateway.upstream.http import ReadLimits, Transport, UpstreamHTTP
 from gateway.upstream.registry import AdapterRegistry
@@ -86,15 +87,14 @@ class Runtime:
     ) -> None:
         self.metrics = Metrics()
         self.engine: AsyncEngine = create_engine(config.database.url)
-        self.writer = TelemetryWriter(
-            self.engine,
-            retention_days=config.telemetry.retention_days,
-            enabled=config.telemetry.enabled,
-        )
+        self.writer = TelemetryWriter(self.engine, WriterSettings(enabled=config.telemetry.enabled))
+        self.retention: Retention | None = None
+        if config.telemetry.enabled:
+            self.retention = Retention(self.engine, config.telemetry.retention_days)
         self._redis: Redis | None = None
         self._signal_store: SignalStore | None = None
         if config.redis.url:
-            # Every process of the deployment shares circuits and signal snapshots
+            # Every process of the deployment shares circuits and signal readings
             # (docs/operations.md, "What is shared between processes"). Imported only
             # here: the Redis client costs a process that uses none about 6 MB.
             from gateway.db.redis_client import redis_client
@@ -227,6 +227,8 @@ class Runtime:
         if warning is not None:
             log.warning(warning)
         await self.writer.start()
+        if self.retention is not None:
+            await self.retention.start()
         await self.breakers.start()
         await self.signals.start()
         await self.budgets.start()
@@ -243,6 +245,8 @@ class Runtime:
         await self.budgets.stop()
         await self.signals.stop()
         await self.breakers.stop()
+        if self.retention is not None:
+            await self.retention.stop()
         await self.writer.stop()
         await self.http.aclose()
         await self.engine.dispose()

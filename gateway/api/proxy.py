@@ -23,7 +23,8 @@ from gateway.domain.errors import (
     MethodNotAllowed,
     RequestTooLarge,
 )
-from gateway.inbound import Endpoint, parse_inbound
+from gateway.domain.model import Endpoint
+from gateway.inbound import parse_inbound
 from gateway.pipeline.service import Answer, StreamAnswer, error_answer
 from gateway.runtime import Runtime
 from gateway.telemetry.access import log_refused
@@ -102,7 +103,7 @@ async def _refuse(
     await send_answer(send, answer, request_id)
     elapsed_ms = (time.perf_counter() - started) * 1000.0
     method = str(scope.get("method", "POST"))
-    log_refused(f"/v1/{endpoint.value}", answer.status, elapsed_ms, request_id, method=method)
+    log_refused(endpoint.path, answer.status, elapsed_ms, request_id, method=method)
 
 
 async def _proxy(endpoint: Endpoint, scope: Scope, receive: Receive, send: Send) -> None:
@@ -129,13 +130,13 @@ async def _proxy(endpoint: Endpoint, scope: Scope, receive: Receive, send: Send)
     pipeline = serving.pipeline
     ctx = pipeline.context(request, key, request_id)
     if request.stream:
-        outcome = await pipeline.stream(ctx, key)
+        outcome = await pipeline.stream(ctx)
         if isinstance(outcome, StreamAnswer):
             await _send_stream(send, receive, outcome, request_id)
             return
         await send_answer(send, outcome, request_id)
         return
-    await send_answer(send, await pipeline.complete(ctx, key), request_id)
+    await send_answer(send, await pipeline.complete(ctx), request_id)
 
 
 async def _send_stream(send: Send, receive: Receive, answer: StreamAnswer, request_id: str) -> None:
@@ -193,11 +194,7 @@ def _raw(endpoint: Endpoint) -> ASGIApp:
 
 
 # What the app dispatches to before its router (gateway.api.app.GatewayApp), by exact path.
-RAW_HANDLERS: dict[str, ASGIApp] = {
-    f"/v1/{endpoint.value}": _raw(endpoint) for endpoint in Endpoint
-}
+RAW_HANDLERS: dict[str, ASGIApp] = {endpoint.path: _raw(endpoint) for endpoint in Endpoint}
 # The same endpoints as routes of the router, for the paths it matches and the exact ones don't
 # (a trailing slash).
-PROXY_HANDLERS = [
-    asgi(f"/v1/{endpoint.value}", copy_scope=False)(_raw(endpoint)) for endpoint in Endpoint
-]
+PROXY_HANDLERS = [asgi(endpoint.path, copy_scope=False)(_raw(endpoint)) for endpoint in Endpoint]

@@ -14,9 +14,9 @@ from decimal import ROUND_CEILING, Decimal
 
 from gateway.budgets.windows import BudgetLine, iso_utc
 from gateway.domain.errors import BudgetExceeded
-from gateway.domain.model import Model
+from gateway.domain.model import Endpoint, Model
 from gateway.domain.usage import Usage
-from gateway.inbound import Endpoint, InboundRequest
+from gateway.inbound import InboundRequest
 from gateway.pricing import cost, format_usd
 from gateway.telemetry.records import TelemetryRecord
 

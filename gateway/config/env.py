@@ -10,7 +10,7 @@ only such strings are converted to a non-string field's type
 A literal ``port: "4000"`` stays a type error.
 
 YAML forbids ``{`` and ``}`` in plain scalars inside flow mappings, so
-``{id: a, key: ${KEY}}`` (GATEWAY.md's own example) is not YAML. ``shield``
+``{id: a, key: ${KEY}}`` (as docs/configuration.md#auth writes keys) is not YAML. ``shield``
 therefore swaps each ``${NAME}`` for private-use characters of the same
 length before parsing (positions in syntax errors stay right), and
 ``interpolate`` swaps them back.

@@ -1,9 +1,9 @@
 """Phase 1: the YAML's shape, as msgspec Structs (camelCase keys, unknown keys denied).
 
 These mirror the file, not the domain: references are plain ids here and are
-resolved in ``resolve.py``. Numeric bounds are ``Annotated`` markers read by
+resolved in ``build.py``. Numeric bounds are ``Annotated`` markers read by
 ``convert.py`` (msgspec's own ``Meta`` bounds do not cover ``Decimal``).
-Defaults are GATEWAY.md's.
+Defaults are the ones docs/configuration.md lists.
 """
 
 from __future__ import annotations

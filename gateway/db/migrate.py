@@ -15,6 +15,7 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -71,6 +72,21 @@ def head_revision() -> str:
     if head is None:
         raise RuntimeError("no migration scripts found in " + str(MIGRATIONS_DIR))
     return head
+
+
+def known_revisions() -> frozenset[str]:
+    """Every revision of this gateway's migration scripts."""
+    scripts = ScriptDirectory.from_config(alembic_config())
+    return frozenset(script.revision for script in scripts.walk_revisions())
+
+
+async def schema_revision(engine: AsyncEngine) -> str | None:
+    """The revision the database's schema is at, read without changing anything; None
+    when it was never migrated (no ``alembic_version`` table, nothing is created)."""
+    async with engine.connect() as connection:
+        return await connection.run_sync(
+            lambda sync: MigrationContext.configure(sync).get_current_revision()
+        )
 
 
 def _blocking(run: Callable[[], None]) -> None:

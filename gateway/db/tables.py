@@ -1,4 +1,4 @@
-"""The three tables. Names are a contract (GATEWAY.md "Database"): add, never rename.
+"""The three tables. Names are a contract (docs/telemetry.md#telemetry): add, never rename.
 
 Migration ``0001_initial`` creates the same schema; a test compares the two.
 """

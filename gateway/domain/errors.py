@@ -50,6 +50,7 @@ GatewayException
     │   └── InvalidUpstreamResponse 502 api_error           invalid_upstream_response
     ├── UpstreamAuthFailed      502 api_error               upstream_auth_failed
     ├── BudgetUnavailable       503 api_error               budget_unavailable
+    ├── BudgetBusy              503 api_error               budget_busy
     ├── ServerBusy              503 api_error               server_busy
     └── UpstreamTimedOut        504 api_error               upstream_timeout
 

@@ -21,7 +21,22 @@ class Capability(StrEnum):
     JSON_MODE = "json_mode"
 
 
+class Endpoint(StrEnum):
+    """The OpenAI endpoint a call came in on: its value is the path after ``/v1/``."""
+
+    CHAT = "chat/completions"
+    EMBEDDINGS = "embeddings"
+    COMPLETIONS = "completions"
+    RESPONSES = "responses"
+
+    @property
+    def path(self) -> str:
+        return f"/v1/{self.value}"
+
+
 class Operation(StrEnum):
+    """What a call runs, from its endpoint and body: it keys the call history."""
+
     CHAT = "chat"
     TOOLS = "tools"
     VISION = "vision"

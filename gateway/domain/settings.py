@@ -47,7 +47,7 @@ class CacheStoreSettings:
 
 @dataclass(frozen=True, slots=True)
 class RedisSettings:
-    """The Redis every process of one deployment shares: circuit states, signal snapshots
+    """The Redis every process of one deployment shares: circuit states, signal readings
     (and the response cache with ``cache.store: redis``). None: each process keeps its own."""
 
     url: str | None = field(default=None, repr=False)  # may carry a password

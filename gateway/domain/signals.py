@@ -1,11 +1,53 @@
-"""Raw measurements read from telemetry, handed to the pure routing code."""
+"""The routing signals, and the raw measurements read from telemetry that feed them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
+from enum import StrEnum
 
 from gateway.domain.model import LatencyMeasure, LatencyStatistic, Operation
+
+
+class Signal(StrEnum):
+    """The five signals a ranking reads (docs/routing.md#signals), in the one order the
+    readout, ``signalsUsed`` and the telemetry flags list them. The value is the readout's
+    name; ``cost`` is the list-price cost, ``callCost`` the measured cost per call."""
+
+    QUALITY = "quality"
+    HEALTH = "health"
+    COST = "cost"
+    LATENCY = "latency"
+    CALL_COST = "callCost"
+
+    @property
+    def field(self) -> str:
+        """The attribute of :class:`SignalValues` (``call_cost``)."""
+        return self.name.lower()
+
+    @property
+    def flag_column(self) -> str:
+        """The telemetry column that records whether the signal moved the decision."""
+        return f"routing_signal_{self.name.lower()}"
+
+
+@dataclass(frozen=True, slots=True)
+class SignalValues:
+    """One candidate's value of each signal; None: no value (not collected, or no data)."""
+
+    quality: float | None = None
+    health: float | None = None
+    cost: float | None = None
+    latency: float | None = None
+    call_cost: float | None = None
+
+    def of(self, signal: Signal) -> float | None:
+        value: float | None = getattr(self, signal.field)
+        return value
+
+    def by_name(self) -> dict[str, float | None]:
+        """``{"quality": …, "callCost": …}`` in :class:`Signal` order (the readout's)."""
+        return {signal.value: getattr(self, signal.field) for signal in Signal}
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,10 +16,11 @@ from typing import Any, Protocol
 
 import msgspec
 
+from gateway.domain.model import Endpoint
 from gateway.domain.settings import ApiKey
 from gateway.evals.graders import Grade
 from gateway.evals.suite import EvalCase
-from gateway.inbound import Endpoint, InboundRequest, parse_inbound
+from gateway.inbound import InboundRequest, parse_inbound
 from gateway.pipeline.context import CallContext
 from gateway.pipeline.service import Answer
 
@@ -31,7 +32,7 @@ class CallPipeline(Protocol):
         self, request: InboundRequest, key: ApiKey | None, request_id: str
     ) -> CallContext: ...
 
-    async def complete(self, ctx: CallContext, key: ApiKey | None) -> Answer: ...
+    async def complete(self, ctx: CallContext) -> Answer: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +94,7 @@ async def run_case(
     request = parse_inbound(Endpoint.CHAT, raw)
     request.cache_bypass = True
     ctx = pipeline.context(request, key, f"eval-{uuid.uuid4().hex}")
-    answer = await pipeline.complete(ctx, key)
+    answer = await pipeline.complete(ctx)
     provider = answer.headers.get("x-gateway-provider")
     model = answer.headers.get("x-gateway-model")
     cost = _cost(answer.headers.get("x-gateway-cost-usd"))

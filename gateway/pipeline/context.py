@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 from gateway.domain.clock import utc_now
 from gateway.domain.model import Configuration, Model, Provider
+from gateway.domain.settings import ApiKey
+from gateway.domain.signals import Signal
 from gateway.hooks import Reservation
 from gateway.inbound import InboundRequest
 from gateway.routing.decision import Decision
@@ -59,12 +61,12 @@ def note_decision(record: TelemetryRecord, decision: Decision) -> None:
     record.routing_candidates = decision.candidate_count
     record.routing_rejections = decision.rejection_names()
     record.routing_cost_basis = decision.cost_basis_column
-    flags = decision.signal_flags()
-    record.routing_signal_quality = bool(flags["routing_signal_quality"])
-    record.routing_signal_health = bool(flags["routing_signal_health"])
-    record.routing_signal_cost = bool(flags["routing_signal_cost"])
-    record.routing_signal_latency = bool(flags["routing_signal_latency"])
-    record.routing_signal_call_cost = bool(flags["routing_signal_call_cost"])
+    used = decision.signals_used
+    record.routing_signal_quality = Signal.QUALITY in used
+    record.routing_signal_health = Signal.HEALTH in used
+    record.routing_signal_cost = Signal.COST in used
+    record.routing_signal_latency = Signal.LATENCY in used
+    record.routing_signal_call_cost = Signal.CALL_COST in used
 
 
 def note_attempt(record: TelemetryRecord, target: Target) -> None:
@@ -84,7 +86,7 @@ def note_served(record: TelemetryRecord, target: Target) -> None:
 @dataclass(slots=True)
 class CallContext:
     request: InboundRequest
-    api_key_id: str | None
+    key: ApiKey | None  # the caller's gateway key (its id and hash only); None: keyless
     request_id: str
     deadline: float  # time.monotonic() value
     started: float = field(default_factory=time.perf_counter)
@@ -103,6 +105,10 @@ class CallContext:
             http_status=0,
             latency_ms=0.0,
         )
+
+    @property
+    def api_key_id(self) -> str | None:
+        return self.key.id if self.key is not None else None
 
     def remaining(self) -> float:
         return self.deadline - time.monotonic()

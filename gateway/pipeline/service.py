@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import msgspec
 
@@ -20,7 +21,7 @@ from gateway.domain.errors import (
     as_gateway_error,
 )
 from gateway.domain.failures import ErrorClass
-from gateway.domain.model import Configuration, Model
+from gateway.domain.model import Configuration, Endpoint, Model
 from gateway.domain.settings import ApiKey, GatewayConfig
 from gateway.domain.suggest import valid_hint
 from gateway.hooks import (
@@ -31,7 +32,7 @@ from gateway.hooks import (
     Reservation,
     ResponseCache,
 )
-from gateway.inbound import Endpoint, InboundRequest
+from gateway.inbound import InboundRequest
 from gateway.pipeline.accounting import account_reported, estimate_whole
 from gateway.pipeline.attempts import Attempts, FallbackAdmission
 from gateway.pipeline.context import CallContext, Target, note_decision, note_fixed, trail_of
@@ -47,7 +48,7 @@ from gateway.usage.tokens import TokenCounter
 
 _ENCODER = msgspec.json.Encoder()
 log = logging.getLogger(__name__)
-_PATHS = {endpoint: f"/v1/{endpoint.value}" for endpoint in Endpoint}
+_PATHS = {endpoint: endpoint.path for endpoint in Endpoint}
 
 
 class TelemetrySink(Protocol):
@@ -82,6 +83,17 @@ class StreamAnswer:
     relay: StreamRelay
 
 
+@dataclass(slots=True)
+class _Held:
+    """The primary's budget hold, once taken: settled however the call ends."""
+
+    reservation: Reservation | None = None
+
+
+_T = TypeVar("_T", Answer, StreamAnswer)
+_Serve = Callable[[CallContext, Configuration, _Held], Awaitable[_T]]
+
+
 class Pipeline:
     def __init__(
         self,
@@ -105,75 +117,82 @@ class Pipeline:
 
     def context(self, request: InboundRequest, key: ApiKey | None, request_id: str) -> CallContext:
         deadline = time.monotonic() + self._config.server.request_timeout_seconds
-        return CallContext(request, key.id if key else None, request_id, deadline)
+        return CallContext(request, key, request_id, deadline)
 
-    async def complete(self, ctx: CallContext, key: ApiKey | None) -> Answer:
+    async def complete(self, ctx: CallContext) -> Answer:
         """A whole (non-stream) call."""
-        try:
-            configuration = self._configuration(ctx, key)
-        except GatewayError as error:
-            return self._unknown(ctx, error)
-        reservation: Reservation | None = None
-        try:
-            self._permit(configuration, key)
-            cacheable = configuration.cache is not None and not ctx.request.cache_bypass
-            if cacheable:  # before any decision: a hit routes nothing
-                hit = await self._cache.lookup(configuration, ctx.request, ctx.api_key_id)
-                if hit is not None:
-                    # One request served: request budgets count it (and refuse past them).
-                    await self._budgets.count_hit(key, configuration)
-                    return self._answer_cached(ctx, configuration, hit)
-            primary = self._primary(ctx, configuration)
-            reservation = await self._reserve(key, configuration, ctx, primary)
-            reply, target = await self._attempts.run(
-                ctx, primary, _complete, self._fallback_admission(key, ctx)
-            )
-            answer, plain = await self._answer_whole(ctx, reply, target, keep_plain=cacheable)
-            if plain is not None:
-                kept = CachedAnswer(plain, reply.response_model)
-                await self._cache.store(configuration, ctx.request, ctx.api_key_id, kept)
-            return answer
-        except UpstreamRejected as rejected:
-            return self._rejected(ctx, rejected)
-        except GatewayError as error:
-            return self._error(ctx, error)
-        except Exception as exc:  # a bug of ours: still an envelope, a row and a settled hold
-            return self._unexpected(ctx, exc)
-        finally:
-            await self.end(ctx, reservation)
+        return await self._call(ctx, self._whole)
 
-    async def stream(self, ctx: CallContext, key: ApiKey | None) -> Answer | StreamAnswer:
+    async def stream(self, ctx: CallContext) -> Answer | StreamAnswer:
         """A stream: falls back only until the first byte; then the relay owns the row.
 
         Streams are never cached.
         """
+        return await self._call(ctx, self._streamed)
+
+    async def _call(self, ctx: CallContext, serve: _Serve[_T]) -> _T | Answer:
+        """What every call shares: the configuration (unknown: a 404 and no row), the key's
+        permission, then ``serve``; any failure becomes an answer. The row is recorded
+        and the budget holds settled when it ends, except for a stream that opened: its
+        relay does that when the stream ends."""
         try:
-            configuration = self._configuration(ctx, key)
+            configuration = self._configuration(ctx)
         except GatewayError as error:
             return self._unknown(ctx, error)
-        reservation: Reservation | None = None
+        held = _Held()
         try:
-            self._permit(configuration, key)
-            primary = self._primary(ctx, configuration)
-            reservation = await self._reserve(key, configuration, ctx, primary)
-            opened, target = await self._attempts.run(
-                ctx, primary, self._open_stream, self._fallback_admission(key, ctx)
-            )
+            self._permit(configuration, ctx.key)
+            served = await serve(ctx, configuration, held)
         except UpstreamRejected as rejected:
-            return await self._ended(ctx, reservation, self._rejected(ctx, rejected))
+            answer = self._rejected(ctx, rejected)
         except GatewayError as error:
-            return await self._ended(ctx, reservation, self._error(ctx, error))
-        except Exception as exc:
-            return await self._ended(ctx, reservation, self._unexpected(ctx, exc))
-        except BaseException:  # cancelled before the first byte: still recorded and settled
-            await self.end(ctx, reservation)
+            answer = self._error(ctx, error)
+        except Exception as exc:  # a bug of ours: still an envelope, a row and a settled hold
+            answer = self._unexpected(ctx, exc)
+        except BaseException:  # cancelled: still recorded and settled
+            await self.end(ctx, held.reservation)
             raise
+        else:
+            if isinstance(served, StreamAnswer):
+                return served
+            answer = served
+        await self.end(ctx, held.reservation)
+        return answer
+
+    async def _whole(self, ctx: CallContext, configuration: Configuration, held: _Held) -> Answer:
+        key = ctx.key
+        cacheable = configuration.cache is not None and not ctx.request.cache_bypass
+        if cacheable:  # before any decision: a hit routes nothing
+            hit = await self._cache.lookup(configuration, ctx.request, ctx.api_key_id)
+            if hit is not None:
+                # One request served: request budgets count it (and refuse past them).
+                await self._budgets.count_hit(key, configuration)
+                return self._answer_cached(ctx, configuration, hit)
+        primary = self._primary(ctx, configuration)
+        held.reservation = await self._reserve(configuration, ctx, primary)
+        reply, target = await self._attempts.run(
+            ctx, primary, _complete, self._fallback_admission(ctx)
+        )
+        answer, plain = await self._answer_whole(ctx, reply, target, keep_plain=cacheable)
+        if plain is not None:
+            kept = CachedAnswer(plain, reply.response_model)
+            await self._cache.store(configuration, ctx.request, ctx.api_key_id, kept)
+        return answer
+
+    async def _streamed(
+        self, ctx: CallContext, configuration: Configuration, held: _Held
+    ) -> StreamAnswer:
+        primary = self._primary(ctx, configuration)
+        held.reservation = reservation = await self._reserve(configuration, ctx, primary)
+        opened, target = await self._attempts.run(
+            ctx, primary, self._open_stream, self._fallback_admission(ctx)
+        )
 
         async def on_end(ended: CallContext) -> None:
             await self.end(ended, reservation)
 
         relay = StreamRelay(ctx, target, opened, self._counter, on_end)
-        return StreamAnswer(self._headers(ctx, target), relay)
+        return StreamAnswer(_served_headers(target), relay)
 
     async def _open_stream(self, adapter: Adapter, call: UpstreamCall) -> OpenedStream:
         """Open the stream and read its first block (see ``open_checked``), with a tracker
@@ -183,11 +202,7 @@ class Pipeline:
         return await open_checked(chunks, tracker, self._config.server.max_upstream_event_bytes)
 
     async def _reserve(
-        self,
-        key: ApiKey | None,
-        configuration: Configuration,
-        ctx: CallContext,
-        primary: Resolution,
+        self, configuration: Configuration, ctx: CallContext, primary: Resolution
     ) -> Reservation | None:
         def models() -> list[Model]:
             """Every model the call may end on: a hold covers the dearest of them."""
@@ -203,18 +218,18 @@ class Pipeline:
             return found
 
         try:
-            return await self._budgets.reserve(key, configuration, ctx.request, models)
+            return await self._budgets.reserve(ctx.key, configuration, ctx.request, models)
         except BudgetExceeded as refused:
             log.warning("budget refused call %s: %s", ctx.request_id, refused.message)
             raise
 
-    def _fallback_admission(self, key: ApiKey | None, ctx: CallContext) -> FallbackAdmission:
+    def _fallback_admission(self, ctx: CallContext) -> FallbackAdmission:
         """A fallback reached with a budget of its own is held on it before it is tried."""
 
         async def admit(resolution: Resolution) -> None:
             models = [resolution.target.model] if resolution.target is not None else []
             held = await self._budgets.reserve(
-                key, resolution.configuration, ctx.request, lambda: models, fallback=True
+                ctx.key, resolution.configuration, ctx.request, lambda: models, fallback=True
             )
             if held is not None:
                 ctx.fallback_holds.append(held)
@@ -248,7 +263,7 @@ class Pipeline:
         self._telemetry.submit(record)
         log_call(record, _PATHS[ctx.request.endpoint])
 
-    def _configuration(self, ctx: CallContext, key: ApiKey | None) -> Configuration:
+    def _configuration(self, ctx: CallContext) -> Configuration:
         """Unknown configurations get a 404 and no row (there is nothing to attribute).
 
         The message lists the closest ids this key may use, none it may not.
@@ -256,7 +271,7 @@ class Pipeline:
         name = ctx.request.configuration
         configuration = self._config.configurations.get(name)
         if configuration is None:
-            allowed = key.configurations if key is not None else None
+            allowed = ctx.key.configurations if ctx.key is not None else None
             usable = [c for c in self._config.configurations if allowed is None or c in allowed]
             hint = valid_hint(name, usable, "model")
             raise ModelNotFound(f"The model '{name}' does not exist. {hint}", param="model")
@@ -306,7 +321,7 @@ class Pipeline:
         record.http_status = 200
         record.response_model = reply.response_model
         record.upstream_model = upstream_model(target.model.name, reply.response_model)
-        headers = self._headers(ctx, target)
+        headers = _served_headers(target)
         body = reply.body
         if reply.usage is None:
             await estimate_whole(record, ctx.request, target.model, self._counter, body)
@@ -334,13 +349,6 @@ class Pipeline:
         headers = {"x-gateway-configuration": configuration.id, "x-gateway-cache": "hit"}
         return Answer(200, hit.body, headers)
 
-    def _headers(self, ctx: CallContext, target: Target) -> dict[str, str]:
-        return {
-            "x-gateway-configuration": target.configuration.id,
-            "x-gateway-provider": target.provider.id,
-            "x-gateway-model": target.model.id,
-        }
-
     def _rejected(self, ctx: CallContext, rejected: UpstreamRejected) -> Answer:
         error = rejected.error
         if error.status is None or not error.body:  # nothing an OpenAI client could read
@@ -350,12 +358,6 @@ class Pipeline:
         ctx.record.http_status = status
         ctx.record.error_class = error.error_class
         return Answer(status, error.body, _failure_headers(ctx), error.content_type)
-
-    async def _ended(
-        self, ctx: CallContext, reservation: Reservation | None, answer: Answer
-    ) -> Answer:
-        await self.end(ctx, reservation)
-        return answer
 
     def _unknown(self, ctx: CallContext, error: GatewayError) -> Answer:
         """An unknown configuration: an answer and an access line, no row."""
@@ -378,6 +380,15 @@ class Pipeline:
         # An unknown configuration is the client's text: it goes in no header.
         known = not isinstance(error, ModelNotFound)
         return error_answer(error, _failure_headers(ctx) if known else None)
+
+
+def _served_headers(target: Target) -> dict[str, str]:
+    """On an answer a target served: what served it."""
+    return {
+        "x-gateway-configuration": target.configuration.id,
+        "x-gateway-provider": target.provider.id,
+        "x-gateway-model": target.model.id,
+    }
 
 
 def _failure_headers(ctx: CallContext) -> dict[str, str]:

@@ -1,4 +1,5 @@
-"""Build the routing snapshot from the cached signals: a cache read, never a query."""
+"""Build the routing snapshot from the refresher's signal readings: a memory read, never a
+query."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from gateway.domain.errors import UpstreamError
 from gateway.domain.failures import FailureKind
-from gateway.inbound import Endpoint
+from gateway.domain.model import Endpoint
 from gateway.streaming.openai_stream import Observation, StreamUsageTracker
 from gateway.streaming.responses_stream import ResponsesStreamTracker
 from gateway.streaming.sse import EventTooLarge, RawEvent, SSEDecoder

@@ -5,18 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gateway.domain.model import CostBasis, Model, Operation, PolicyMode, Provider
-from gateway.domain.signals import HistoryFigures
+from gateway.domain.signals import HistoryFigures, Signal, SignalValues
 from gateway.routing.eligibility import Rejection, RejectionReason
-
-# Always in this order: signalsUsed, the readout and the telemetry flags follow it.
-SIGNAL_NAMES: tuple[str, ...] = ("quality", "health", "cost", "latency", "callCost")
-_FLAG_COLUMNS: dict[str, str] = {
-    "quality": "routing_signal_quality",
-    "health": "routing_signal_health",
-    "cost": "routing_signal_cost",
-    "latency": "routing_signal_latency",
-    "callCost": "routing_signal_call_cost",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +17,7 @@ class Candidate:
     score: float  # full precision
     # Readout semantics: None when the signal is not collected or has no value of its own
     # (a 0.5 fill for want of data shows None; a sole measured candidate shows its 0.5).
-    signals: dict[str, float | None]
+    signals: SignalValues
     history: HistoryFigures | None  # the raw aggregate, None when the history was not read
     warnings: tuple[str, ...] = ()
 
@@ -43,7 +33,7 @@ class Decision:
     selected: Model | None
     candidates: tuple[Candidate, ...]  # eligible, in rank order
     rejected: tuple[Rejection, ...]
-    signals_used: tuple[str, ...]
+    signals_used: tuple[Signal, ...]  # in Signal order
     candidate_count: int  # active models considered, eligible and refused
     # What put the selected model first: "priority", "score", "cost" (preferLowestCost),
     # "default", "order" (config order), "onlyCandidate"; None when nothing is eligible.
@@ -63,10 +53,6 @@ class Decision:
     def rejection_names(self) -> str:
         """Sorted distinct reason names, comma-joined (the row's ``routing_rejections``)."""
         return ",".join(sorted({r.reason.value for r in self.rejected}))
-
-    def signal_flags(self) -> dict[str, int]:
-        used = set(self.signals_used)
-        return {column: int(name in used) for name, column in _FLAG_COLUMNS.items()}
 
     def all_refusals_operation_capability(self) -> bool:
         """Every refusal is OPERATION_CAPABILITY_MISSING: 400, not 503, when nothing is left."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.routing.decision import SIGNAL_NAMES, Decision
+from gateway.routing.decision import Decision
 from gateway.routing.readout import explain
 from gateway.routing.signals import WEIGHTS
 
@@ -45,9 +45,7 @@ class CallTrail:
 
 def weights_of(decision: Decision) -> dict[str, float]:
     """The weight the decision's mode gives each signal (callCost shares cost's weight)."""
-    weights = WEIGHTS[decision.mode]
-    row = (weights.quality, weights.health, weights.cost, weights.latency, weights.cost)
-    return dict(zip(SIGNAL_NAMES, row, strict=True))
+    return {signal.value: weight for signal, weight in WEIGHTS[decision.mode].per_signal().items()}
 
 
 def decision_readout(decision: Decision) -> dict[str, Any]:

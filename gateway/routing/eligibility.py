@@ -1,4 +1,4 @@
-"""Eligibility: the hard filter before ranking (ROUTING.md, "The decision", step 2).
+"""Eligibility: the hard filter before ranking (docs/routing.md#eligibility).
 
 Checks run in the spec's order and the first failure is the reason.
 """

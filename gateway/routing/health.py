@@ -1,4 +1,4 @@
-"""The provider health formula (ROUTING.md, "Health"): pure, the window is read elsewhere."""
+"""The provider health formula (docs/routing.md#health): pure, the window is read elsewhere."""
 
 from __future__ import annotations
 

@@ -1,12 +1,9 @@
-"""What a call runs and what it needs (ROUTING.md, "Terms"), from what the request contains."""
+"""What a call runs and what it needs, from what the request contains
+(docs/routing.md#operations-and-required-capabilities)."""
 
 from __future__ import annotations
 
-from typing import Literal
-
-from gateway.domain.model import Capability, Operation
-
-Endpoint = Literal["chat", "embeddings", "completions", "responses"]  # /v1/chat/completions, ...
+from gateway.domain.model import Capability, Endpoint, Operation
 
 
 def classify(
@@ -17,16 +14,16 @@ def classify(
     The capabilities follow the content whatever the operation, so a streamed tool call
     runs ``stream`` and still needs ``tools``.
     """
-    if endpoint == "embeddings":
+    if endpoint is Endpoint.EMBEDDINGS:
         return Operation.EMBEDDING, frozenset({Capability.EMBEDDINGS})
-    if endpoint == "completions":
+    if endpoint is Endpoint.COMPLETIONS:
         return Operation.COMPLETION, frozenset({Capability.COMPLETION})
     required = {Capability.CHAT}
     if has_tools:
         required.add(Capability.TOOLS)
     if has_image:
         required.add(Capability.VISION)
-    if endpoint == "responses":  # its own operations: a history apart from chat's
+    if endpoint is Endpoint.RESPONSES:  # its own operations: a history apart from chat's
         operation = Operation.RESPONSES_STREAM if stream else Operation.RESPONSES
     elif stream:
         operation = Operation.STREAM
@@ -45,13 +42,13 @@ def required_for(operation: Operation) -> frozenset[Capability]:
     ``stream`` is taken as a plain streamed chat: a streamed tool call would need ``tools``
     too, which only its body can tell.
     """
-    endpoint: Endpoint = "chat"
+    endpoint = Endpoint.CHAT
     if operation is Operation.EMBEDDING:
-        endpoint = "embeddings"
+        endpoint = Endpoint.EMBEDDINGS
     elif operation is Operation.COMPLETION:
-        endpoint = "completions"
+        endpoint = Endpoint.COMPLETIONS
     elif operation in (Operation.RESPONSES, Operation.RESPONSES_STREAM):
-        endpoint = "responses"
+        endpoint = Endpoint.RESPONSES
     return classify(
         endpoint,
         stream=operation in (Operation.STREAM, Operation.RESPONSES_STREAM),

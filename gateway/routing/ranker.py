@@ -1,4 +1,5 @@
-"""decide(): the one pure routing decision (ROUTING.md, "The decision").
+"""decide(): the one pure routing decision (docs/routing.md, from #eligibility to
+#the-comparator).
 
 The proxy, the readout and the CLI all call this; nothing else keeps a copy of the rules.
 """
@@ -18,8 +19,8 @@ from gateway.domain.model import (
     PolicyMode,
     Provider,
 )
-from gateway.domain.signals import HistoryFigures, HistoryKey
-from gateway.routing.decision import SIGNAL_NAMES, Candidate, Decision
+from gateway.domain.signals import HistoryFigures, HistoryKey, Signal, SignalValues
+from gateway.routing.decision import Candidate, Decision
 from gateway.routing.eligibility import Rejection, check, enforcement_for
 from gateway.routing.signals import (
     NEUTRAL,
@@ -37,17 +38,28 @@ from gateway.routing.signals import (
 )
 from gateway.routing.snapshot import Snapshot
 
-_Q, _H, _C, _L, _CC = range(5)  # columns, in SIGNAL_NAMES order
 _ZERO = Decimal(0)
 _NO_CALLS = HistoryFigures(calls=0, mean_latency_ms=None, costed_calls=0, mean_cost=None)
 
 _Entry = tuple[Model, Provider, tuple[str, ...]]  # an eligible model, its provider, warnings
 
 
-@dataclass(slots=True)
+# The relative signals: they moved a decision only where two candidates differ on them.
+_RELATIVE = frozenset({Signal.LATENCY, Signal.CALL_COST})
+
+
+@dataclass(frozen=True, slots=True)
+class _Column:
+    """One signal across the candidates, in candidate order."""
+
+    scored: list[float | None]  # what the score reads (0.5 fills included)
+    shown: list[float | None]  # what the readout shows (no fills)
+
+
+@dataclass(frozen=True, slots=True)
 class _Signals:
-    values: list[list[float | None]]  # per candidate, what the score reads (0.5 fills included)
-    shown: list[list[float | None]]  # per candidate, readout values (no fills)
+    scored: list[SignalValues]  # per candidate, what the score reads (0.5 fills included)
+    shown: list[SignalValues]  # per candidate, readout values (no fills)
     cost_basis: CostBasis | None
     measured_costs: list[Decimal | None] | None  # the tiebreak's costs on the measured basis
     history: list[HistoryFigures | None]
@@ -84,9 +96,8 @@ def _decide(
     eligible, rejected, considered = _screen(configuration, required, snapshot)
     history = _readable_history(snapshot, mode)
     signals = _collect(configuration, operation, snapshot, mode, eligible, history, ratio_bound)
-    weights = WEIGHTS[mode]
-    weight_row = (weights.quality, weights.health, weights.cost, weights.latency, weights.cost)
-    scores = [weighted_score(row, weight_row) for row in signals.values]
+    weights = WEIGHTS[mode].per_signal()
+    scores = [weighted_score(values, weights) for values in signals.scored]
     prefer_lowest_cost = configuration.criteria.prefer_lowest_cost
     order, keys = _rank(eligible, scores, signals.measured_costs, prefer_lowest_cost)
     candidates = tuple(
@@ -95,7 +106,7 @@ def _decide(
             provider=eligible[i][1],
             rank=rank,
             score=scores[i],
-            signals=_signal_dict(signals.shown[i]),
+            signals=signals.shown[i],
             history=signals.history[i],
             warnings=eligible[i][2],
         )
@@ -111,7 +122,7 @@ def _decide(
         selected=candidates[0].model if candidates else None,
         candidates=candidates,
         rejected=tuple(rejected),
-        signals_used=_signals_used(weight_row, signals),
+        signals_used=_signals_used(weights, signals),
         candidate_count=considered,
         decided_by=_decided_by([keys[i] for i in order[:2]]),
     )
@@ -161,38 +172,63 @@ def _collect(
     history: Mapping[HistoryKey, HistoryFigures] | None,
     bound: float | None,
 ) -> _Signals:
+    """Each candidate's five signals: quality and health as read, latency and callCost
+    relative to the other candidates' history figures, cost from the list prices."""
     n = len(eligible)
-    values: list[list[float | None]] = [[None] * 5 for _ in range(n)]
-    shown: list[list[float | None]] = [[None] * 5 for _ in range(n)]
-    figures: list[HistoryFigures | None] = [None] * n
-    latencies: list[float | None] = [None] * n
-    costs: list[Decimal | None] = [None] * n
     if not collects_signals(mode):
-        return _Signals(values, shown, None, None, figures)
+        nothing = [SignalValues()] * n
+        return _Signals(nothing, nothing, None, None, [None] * n)
+    quality = _as_read([snapshot.quality.get((p.id, m.id)) for m, p, _ in eligible])
+    health = _as_read([snapshot.health.get(p.id) for _, p, _ in eligible])
+    figures: list[HistoryFigures | None] = [
+        history.get((p.id, m.id, operation), _NO_CALLS) if history is not None else None
+        for m, p, _ in eligible
+    ]
     min_calls = snapshot.routing.call_history_min_calls
-    for i, (model, provider, _) in enumerate(eligible):
-        row, seen = values[i], shown[i]
-        row[_Q] = seen[_Q] = snapshot.quality.get((provider.id, model.id))
-        row[_H] = seen[_H] = snapshot.health.get(provider.id)
-        if history is not None:
-            found = figures[i] = history.get((provider.id, model.id, operation), _NO_CALLS)
-            latencies[i] = latency_figure(found, min_calls)
-            costs[i] = cost_figure(found, min_calls)
-    _fill_relative(values, shown, _L, latencies, "latency", bound)
-    in_play = any(x is not None for x in latencies) or any(c is not None for c in costs)
+    latencies = [latency_figure(found, min_calls) for found in figures]
+    costs = [cost_figure(found, min_calls) for found in figures]
+    latency = _relative(latencies, "latency", bound)
+    cost = call_cost = _Column([None] * n, [None] * n)
     basis: CostBasis | None = None
     tiebreak: list[Decimal | None] | None = None
     if cost_collected(mode, configuration.criteria.prefer_lowest_cost):
         basis = _cost_basis(eligible, costs)
         if basis is CostBasis.MEASURED:
             tiebreak = costs
-            as_float = [float(c) if c is not None else None for c in costs]
-            _fill_relative(values, shown, _CC, as_float, "cost", bound)
+            call_cost = _relative([_float(c) for c in costs], "cost", bound)
         else:
             ceiling = snapshot.routing.list_price_ceiling
             own = [list_cost_score(m.price, ceiling) for m, _, _ in eligible]
-            _fill_list_cost(values, shown, own, in_play)
-    return _Signals(values, shown, basis, tiebreak, figures)
+            in_play = any(x is not None for x in latencies) or any(c is not None for c in costs)
+            cost = _list_cost(own, in_play)
+    scored = _per_candidate(
+        quality.scored, health.scored, cost.scored, latency.scored, call_cost.scored
+    )
+    shown = _per_candidate(quality.shown, health.shown, cost.shown, latency.shown, call_cost.shown)
+    return _Signals(scored, shown, basis, tiebreak, figures)
+
+
+def _per_candidate(
+    quality: Sequence[float | None],
+    health: Sequence[float | None],
+    cost: Sequence[float | None],
+    latency: Sequence[float | None],
+    call_cost: Sequence[float | None],
+) -> list[SignalValues]:
+    """Columns (one per signal) turned into rows (one per candidate)."""
+    return [
+        SignalValues(quality=q, health=h, cost=c, latency=lat, call_cost=cc)
+        for q, h, c, lat, cc in zip(quality, health, cost, latency, call_cost, strict=True)
+    ]
+
+
+def _as_read(values: list[float | None]) -> _Column:
+    """An absolute signal: scored and shown as read, no fill."""
+    return _Column(values, values)
+
+
+def _float(cost: Decimal | None) -> float | None:
+    return float(cost) if cost is not None else None
 
 
 def _cost_basis(eligible: Sequence[_Entry], costs: Sequence[Decimal | None]) -> CostBasis:
@@ -208,34 +244,20 @@ def _cost_basis(eligible: Sequence[_Entry], costs: Sequence[Decimal | None]) -> 
     return CostBasis.MEASURED
 
 
-def _fill_relative(
-    values: list[list[float | None]],
-    shown: list[list[float | None]],
-    column: int,
-    figures: Sequence[float | None],
-    kind: FigureKind,
-    bound: float | None,
-) -> None:
+def _relative(figures: Sequence[float | None], kind: FigureKind, bound: float | None) -> _Column:
+    """A relative signal: a 0.5 fill scores a candidate without a figure, shown as None."""
     scores = relative_scores(figures, kind, bound)
-    if scores is None:
-        return  # rule 1: nobody has a figure, the signal is absent from the decision
-    for i, score in enumerate(scores):
-        values[i][column] = score
-        shown[i][column] = score if figures[i] is not None else None
+    if scores is None:  # rule 1: nobody has a figure, the signal is absent from the decision
+        return _Column([None] * len(figures), [None] * len(figures))
+    pairs = zip(scores, figures, strict=True)
+    return _Column(list(scores), [score if x is not None else None for score, x in pairs])
 
 
-def _fill_list_cost(
-    values: list[list[float | None]],
-    shown: list[list[float | None]],
-    own: Sequence[float | None],
-    in_play: bool,
-) -> None:
+def _list_cost(own: Sequence[float | None], in_play: bool) -> _Column:
     # While the history is in play, a candidate with no list price counts 0.5 so it is
-    # scored over the same signals as its rivals (the seed's third review round).
+    # scored over the same signals as its rivals (docs/routing.md#one-cost-basis-per-decision).
     fill = NEUTRAL if in_play and any(v is not None for v in own) else None
-    for i, value in enumerate(own):
-        values[i][_C] = value if value is not None else fill
-        shown[i][_C] = value
+    return _Column([v if v is not None else fill for v in own], list(own))
 
 
 _RankKey = tuple[int, float, bool, Decimal, bool, int]
@@ -281,27 +303,16 @@ def _decided_by(first_two: Sequence[_RankKey]) -> str | None:
     return next(name for name, a, b in zip(_KEY_NAMES, winner, runner_up, strict=True) if a != b)
 
 
-def _signal_dict(row: Sequence[float | None]) -> dict[str, float | None]:
-    return {
-        "quality": row[_Q],
-        "health": row[_H],
-        "cost": row[_C],
-        "latency": row[_L],
-        "callCost": row[_CC],
-    }
-
-
-def _signals_used(weight_row: Sequence[float], signals: _Signals) -> tuple[str, ...]:
-    used: list[str] = []
-    for column, name in enumerate(SIGNAL_NAMES):
-        if weight_row[column] <= 0:
+def _signals_used(weights: Mapping[Signal, float], signals: _Signals) -> tuple[Signal, ...]:
+    """The weighted signals that moved the decision, in :class:`Signal` order."""
+    used: list[Signal] = []
+    for signal, weight in weights.items():
+        if weight <= 0:
             continue
-        if column in (_L, _CC):
-            # A relative signal moved the decision only where two candidates differ on it.
-            column_values = [row[column] for row in signals.values]
-            present = [v for v in column_values if v is not None]
+        if signal in _RELATIVE:
+            present = [v for values in signals.scored if (v := values.of(signal)) is not None]
             if present and differ(present):
-                used.append(name)
-        elif any(row[column] is not None for row in signals.shown):
-            used.append(name)
+                used.append(signal)
+        elif any(values.of(signal) is not None for values in signals.shown):
+            used.append(signal)
     return tuple(used)

@@ -9,8 +9,8 @@ import math
 from typing import Any
 
 from gateway.domain.model import Configuration, ExplorationSettings, Model, Operation
-from gateway.domain.signals import HistoryFigures
-from gateway.routing.decision import SIGNAL_NAMES, Candidate, Decision
+from gateway.domain.signals import HistoryFigures, Signal
+from gateway.routing.decision import Candidate, Decision
 from gateway.routing.exploration import lacking_history
 
 CIRCUIT_NOTE = (
@@ -37,7 +37,7 @@ def explain(decision: Decision, exploration: ExplorationSettings | None = None) 
             {"model": r.model.id, "provider": r.provider, "reason": r.reason.value}
             for r in decision.rejected
         ],
-        "signalsUsed": list(decision.signals_used),
+        "signalsUsed": [signal.value for signal in decision.signals_used],
         "decidedBy": decision.decided_by,
         "outscoredBy": [_rival(c) for c in decision.outscored_by()],
         "exploration": _exploration(decision, exploration),
@@ -96,7 +96,7 @@ def _candidate(candidate: Candidate) -> dict[str, Any]:
         "adapterType": candidate.provider.adapter.value,
         "priority": candidate.provider.priority,
         "score": candidate.score,
-        "signals": {name: candidate.signals.get(name) for name in SIGNAL_NAMES},
+        "signals": candidate.signals.by_name(),
         "history": _history(candidate.history),
         "warnings": list(candidate.warnings),
     }
@@ -121,7 +121,8 @@ def _history(figures: HistoryFigures | None) -> dict[str, Any] | None:
     }
 
 
-_COLUMNS = ("#", "model", "provider", "adapter", "prio", "score", *SIGNAL_NAMES, "history")
+_SIGNAL_COLUMNS = tuple(signal.value for signal in Signal)
+_COLUMNS = ("#", "model", "provider", "adapter", "prio", "score", *_SIGNAL_COLUMNS, "history")
 
 
 def render_table(explained: dict[str, Any]) -> str:
@@ -204,7 +205,7 @@ def _row(candidate: dict[str, Any]) -> list[str]:
         candidate["adapterType"],
         str(candidate["priority"]),
         f"{candidate['score']:.5f}",
-        *(_number(signals[name]) for name in SIGNAL_NAMES),
+        *(_number(signals[name]) for name in _SIGNAL_COLUMNS),
         _history_cell(candidate["history"]),
     ]
 

@@ -1,4 +1,4 @@
-"""Signal values and weights (ROUTING.md, "Policy modes and weights", "Signals", "Call history").
+"""Signal values and weights (docs/routing.md#policy-modes-and-weights, docs/routing.md#signals).
 
 Pure functions over plain numbers, so each rule can be pinned on its own.
 """
@@ -6,12 +6,12 @@ Pure functions over plain numbers, so each rule can be pinned on its own.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Literal, NamedTuple
 
 from gateway.domain.model import PolicyMode, Price
-from gateway.domain.signals import HistoryFigures
+from gateway.domain.signals import HistoryFigures, Signal, SignalValues
 
 NEUTRAL = 0.5
 RATIO_BOUND = 2.0  # r = x/g is clamped to [1/2, 2]: the signal runs from 1/3 to 2/3
@@ -24,8 +24,20 @@ FigureKind = Literal["latency", "cost"]
 class Weights(NamedTuple):
     quality: float
     health: float
-    cost: float  # list-price cost, or callCost on the measured basis (same weight)
+    cost: float  # weights both cost signals: list-price cost and callCost
     latency: float
+
+    def per_signal(self) -> dict[Signal, float]:
+        """Each signal's weight, in :class:`Signal` order. ``cost`` weights both cost
+        signals: ``cost`` on the list basis and ``callCost`` on the measured basis (a
+        decision has values for one of them only, so the weight is never counted twice)."""
+        return {
+            Signal.QUALITY: self.quality,
+            Signal.HEALTH: self.health,
+            Signal.COST: self.cost,
+            Signal.LATENCY: self.latency,
+            Signal.CALL_COST: self.cost,
+        }
 
 
 WEIGHTS: dict[PolicyMode, Weights] = {
@@ -74,10 +86,12 @@ def relative_scores(
     kind: FigureKind,
     bound: float | None = RATIO_BOUND,
 ) -> list[float] | None:
-    """Relative score of each candidate's figure, rules 1-5 of "Call history", in order.
+    """Relative score of each candidate's figure: rules 1-5 of docs/routing.md#call-history,
+    in order.
 
     Returns None when no candidate has a figure (rule 1: the signal is absent).
-    ``bound=None`` runs the unbounded formula the third review round rejected.
+    ``bound=None`` runs the unbounded formula, which docs/routing.md#why-these-rules
+    explains the clamp against.
     """
     measured = [x for x in figures if x is not None]
     if not measured:
@@ -102,11 +116,12 @@ def relative_scores(
     return scores
 
 
-def weighted_score(values: Sequence[float | None], weights: Sequence[float]) -> float:
+def weighted_score(values: SignalValues, weights: Mapping[Signal, float]) -> float:
     """Σ(w·v) / Σ(w) over signals with w > 0 and a value; 0.5 when none qualifies."""
     total = 0.0
     weight_sum = 0.0
-    for value, weight in zip(values, weights, strict=True):
+    for signal, weight in weights.items():
+        value = values.of(signal)
         if weight > 0 and value is not None:
             total += weight * value
             weight_sum += weight

@@ -317,7 +317,7 @@ class SignalRefresher:
 
     def _apply_history(self, reading: SignalReading[HistoryMap] | None) -> None:
         if reading is None:
-            # ROUTING.md: a failed read is treated as callHistory off for the decision.
+            # A failed read counts as callHistory off (docs/routing.md#call-history).
             self.history_read_failures += 1
             self.history, self.history_taken_at = None, None
             return

@@ -15,6 +15,7 @@ from sqlalchemy import ColumnElement, and_, case, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.db.tables import telemetry, usage_daily
+from gateway.domain.signals import Signal
 
 FIXED_MODE = "fixed"  # the mode filter's value for calls that took no decision
 _DECODER = msgspec.json.Decoder()
@@ -166,17 +167,7 @@ async def call_detail(engine: AsyncEngine, call_id: int) -> dict[str, Any] | Non
     ):
         found[_camel(name)] = row[name]
     found["estimatedCost"] = _money(row["estimated_cost"])
-    found["signalsUsed"] = [
-        name
-        for name, column in (
-            ("quality", "routing_signal_quality"),
-            ("health", "routing_signal_health"),
-            ("cost", "routing_signal_cost"),
-            ("latency", "routing_signal_latency"),
-            ("callCost", "routing_signal_call_cost"),
-        )
-        if row[column]
-    ]
+    found["signalsUsed"] = [signal.value for signal in Signal if row[signal.flag_column]]
     detail = row["routing_detail"]
     found["detail"] = _DECODER.decode(detail) if detail else None
     return found

@@ -9,14 +9,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.db.tables import telemetry
+from gateway.domain.signals import Signal
 
-_SIGNALS = (
-    ("quality", "routing_signal_quality"),
-    ("health", "routing_signal_health"),
-    ("cost", "routing_signal_cost"),
-    ("latency", "routing_signal_latency"),
-    ("callCost", "routing_signal_call_cost"),
-)
+_SIGNALS = tuple((signal.value, signal.flag_column) for signal in Signal)
 
 
 async def recent_routed_calls(

@@ -1,6 +1,7 @@
 """The telemetry row as the request path builds it: one cheap struct per call.
 
-Fields mirror the ``telemetry`` table (GATEWAY.md) except ``id``. Flags are
+Fields mirror the ``telemetry`` table (docs/telemetry.md#telemetry) except ``id``;
+``request_id`` is written to its ``correlation_id`` column. Flags are
 ``bool`` here and 0/1 in the database. Strings longer than their column are cut
 when written, so one odd ``x-request-id`` cannot fail a whole batch.
 """

@@ -13,12 +13,16 @@ and it holds no per-call detail.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
 from sqlalchemy import Table, bindparam, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from gateway.db.engine import describe_error
 from gateway.db.rollup_tables import (
     HISTOGRAM_COUNTERS,
     HOURLY_COUNTERS,
@@ -31,8 +35,12 @@ from gateway.db.rollup_tables import (
     telemetry_hourly_latency,
 )
 from gateway.db.tables import telemetry
+from gateway.domain.clock import utc_now
 from gateway.telemetry.rollup import hour_of
 from gateway.telemetry.rollup_levels import day_of
+
+log = logging.getLogger(__name__)
+PURGE_INTERVAL_SECONDS = 3600.0
 
 # (hourly table, its day table, the key after the period, the counters)
 _LEVELS: tuple[tuple[Table, Table, Sequence[str], Sequence[str]], ...] = (
@@ -44,6 +52,51 @@ _LEVELS: tuple[tuple[Table, Table, Sequence[str], Sequence[str]], ...] = (
         HISTOGRAM_COUNTERS,
     ),
 )
+
+
+class Retention:
+    """Deletes what is past ``retention_days``: once at start, then every hour."""
+
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        retention_days: int,
+        *,
+        interval: float = PURGE_INTERVAL_SECONDS,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self._engine = engine
+        self._days = retention_days
+        self._interval = interval
+        self._clock = clock
+        self._task: asyncio.Task[None] | None = None
+        self.purged = 0  # telemetry rows deleted by this process
+
+    async def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._loop(), name="telemetry-purge")
+
+    async def stop(self) -> None:
+        if self._task is None:
+            return
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        self._task = None
+
+    async def purge_now(self) -> int:
+        """Delete rows past retention once; returns how many went."""
+        count = await purge_telemetry(self._engine, retention_cutoff(self._clock(), self._days))
+        self.purged += count
+        return count
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                await self.purge_now()
+            except Exception as exc:  # retried at the next interval
+                log.warning("telemetry: retention purge failed (%s)", describe_error(exc))
+            await asyncio.sleep(self._interval)
 
 
 def retention_cutoff(now: datetime, retention_days: int) -> datetime:

@@ -9,7 +9,8 @@ daily: ``telemetry_daily``, ``telemetry_daily_histogram``) in the same
 transaction. A database outage never fails a call: a failed batch is kept and
 retried with exponential backoff, and only after ``retry_attempts`` is it
 dropped and counted. While the batch waits, new records queue up to
-``max_queue``; beyond that they are dropped and counted too.
+``max_queue``; beyond that they are dropped and counted too. Retention (deleting
+old rows) is :class:`gateway.telemetry.retention.Retention`'s.
 """
 
 from __future__ import annotations
@@ -18,17 +19,14 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Callable
-from datetime import datetime
+from dataclasses import dataclass
 
 from sqlalchemy import String
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.db.engine import describe_error
 from gateway.db.tables import telemetry
-from gateway.domain.clock import utc_now
 from gateway.telemetry.records import TelemetryRecord, to_row
-from gateway.telemetry.retention import purge_telemetry, retention_cutoff
 from gateway.telemetry.rollup import hourly_increments, rollup_statements
 from gateway.telemetry.rollup_levels import level_increments, level_statements
 from gateway.telemetry.usage_daily import upsert_statement, usage_increments
@@ -44,35 +42,30 @@ def _string_limits() -> dict[str, int]:
     }
 
 
+@dataclass(frozen=True, slots=True)
+class WriterSettings:
+    enabled: bool = True  # telemetry.enabled: off, submit() drops every record uncounted
+    max_queue: int = 10000  # records waiting beyond this are dropped and counted
+    batch_size: int = 500  # records per insert
+    flush_interval: float = 0.2  # seconds a batch may wait to fill
+    retry_attempts: int = 45  # with the capped backoff: about five minutes of outage
+    retry_delay: float = 0.25  # seconds before the first retry of a failed batch, doubling
+    retry_max_delay: float = 8.0
+    stop_timeout: float = 10.0  # seconds stop() waits for the queue to drain
+
+
 class TelemetryWriter:
-    def __init__(
-        self,
-        engine: AsyncEngine,
-        *,
-        max_queue: int = 10000,
-        batch_size: int = 500,
-        flush_interval: float = 0.2,
-        retention_days: int | None = 90,
-        enabled: bool = True,
-        retry_attempts: int = 45,  # with the capped backoff: about five minutes of outage
-        retry_delay: float = 0.25,
-        retry_max_delay: float = 8.0,
-        purge_interval: float = 3600.0,
-        stop_timeout: float = 10.0,
-        clock: Callable[[], datetime] = utc_now,
-    ) -> None:
+    def __init__(self, engine: AsyncEngine, settings: WriterSettings | None = None) -> None:
+        settings = settings or WriterSettings()
         self._engine = engine
-        self._max_queue = max_queue
-        self._batch_size = batch_size
-        self._flush_interval = flush_interval
-        self._retention_days = retention_days
-        self._enabled = enabled
-        self._retry_attempts = retry_attempts
-        self._retry_delay = retry_delay
-        self._retry_max_delay = retry_max_delay
-        self._purge_interval = purge_interval
-        self._stop_timeout = stop_timeout
-        self._clock = clock
+        self._max_queue = settings.max_queue
+        self._batch_size = settings.batch_size
+        self._flush_interval = settings.flush_interval
+        self._enabled = settings.enabled
+        self._retry_attempts = settings.retry_attempts
+        self._retry_delay = settings.retry_delay
+        self._retry_max_delay = settings.retry_max_delay
+        self._stop_timeout = settings.stop_timeout
         self._limits = _string_limits()
         self._upsert = upsert_statement(engine.dialect)
         self._hourly_upsert, self._latency_upsert = rollup_statements(engine.dialect)
@@ -86,10 +79,8 @@ class TelemetryWriter:
         self._urgent = 0  # flush() callers waiting: do not wait for a batch to fill
         self._stopping = False
         self._task: asyncio.Task[None] | None = None
-        self._purge_task: asyncio.Task[None] | None = None
         self.written = 0
         self.dropped = 0
-        self.purged = 0
         self.failed_batches = 0
 
     @property
@@ -118,16 +109,9 @@ class TelemetryWriter:
             return
         self._stopping = False
         self._task = asyncio.create_task(self._run(), name="telemetry-writer")
-        if self._retention_days is not None:
-            self._purge_task = asyncio.create_task(self._purge_loop(), name="telemetry-purge")
 
     async def stop(self) -> None:
         """Write everything queued, then stop; gives up after ``stop_timeout`` seconds."""
-        if self._purge_task is not None:
-            self._purge_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._purge_task
-            self._purge_task = None
         if self._task is None:
             return
         self._stopping = True
@@ -158,16 +142,6 @@ class TelemetryWriter:
                 await self._settled_changed.wait_for(lambda: self._settled >= target)
         finally:
             self._urgent -= 1
-
-    async def purge_now(self) -> int:
-        """Delete rows past retention once; returns how many went (0 without retention)."""
-        if self._retention_days is None:
-            return 0
-        count = await purge_telemetry(
-            self._engine, retention_cutoff(self._clock(), self._retention_days)
-        )
-        self.purged += count
-        return count
 
     async def _run(self) -> None:
         while self._queue or not self._stopping:
@@ -240,11 +214,3 @@ class TelemetryWriter:
         async with self._settled_changed:
             self._settled += count
             self._settled_changed.notify_all()
-
-    async def _purge_loop(self) -> None:
-        while True:
-            try:
-                await self.purge_now()
-            except Exception as exc:  # retried at the next interval
-                log.warning("telemetry: retention purge failed (%s)", describe_error(exc))
-            await asyncio.sleep(self._purge_interval)

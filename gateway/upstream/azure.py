@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gateway.inbound import Endpoint
+from gateway.domain.model import Endpoint
 from gateway.upstream.base import UpstreamCall
 from gateway.upstream.openai_compat import OpenAICompatAdapter
 

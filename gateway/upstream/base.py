@@ -11,9 +11,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from gateway.domain.model import Model, Provider
+from gateway.domain.model import Endpoint, Model, Provider
 from gateway.domain.usage import Usage
-from gateway.inbound import Endpoint
 
 
 @dataclass(slots=True)

@@ -18,8 +18,8 @@ from typing import Any
 
 import msgspec
 
+from gateway.domain.model import Endpoint
 from gateway.domain.usage import Usage
-from gateway.inbound import Endpoint
 from gateway.streaming.sse import encode_event
 from gateway.upstream.base import UpstreamCall, UpstreamReply
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from gateway.domain.errors import UpstreamError
 from gateway.domain.failures import FailureKind
-from gateway.inbound import Endpoint
+from gateway.domain.model import Endpoint
 from gateway.upstream.base import UpstreamCall, UpstreamReply
 from gateway.upstream.http import (
     UpstreamHTTP,

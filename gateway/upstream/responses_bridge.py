@@ -20,7 +20,7 @@ import msgspec
 
 from gateway.domain.errors import UpstreamError, envelope
 from gateway.domain.failures import FailureKind
-from gateway.inbound import Endpoint
+from gateway.domain.model import Endpoint
 from gateway.responses.answer import to_response
 from gateway.responses.request import Unsupported, to_chat
 from gateway.responses.stream import Event, ResponsesStreamWriter

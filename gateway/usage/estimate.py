@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
 
+from gateway.domain.model import Endpoint
 from gateway.domain.usage import TokenCount
 from gateway.usage.tally import exact_cut, utf8_size
 from gateway.usage.tokens import TextCounter, TokenCounter, count_request_tokens
@@ -45,7 +46,7 @@ class PromptSource(Protocol):
     def body(self) -> Mapping[str, Any]: ...
 
     @property
-    def count_kind(self) -> str: ...
+    def endpoint(self) -> Endpoint: ...
 
     @property
     def body_bytes(self) -> int: ...
@@ -72,7 +73,7 @@ def known_prompt_tokens(
     known = request.token_counts.get(key)
     if known is None and request.body_bytes <= INLINE_CHARS:
         # No text in a body is longer than the body: this one is counted on the spot.
-        tokens = count_request_tokens(counter, request.body, request.count_kind, model_name)
+        tokens = count_request_tokens(counter, request.body, request.endpoint, model_name)
         known = request.token_counts[key] = TokenCount(tokens)
     return known
 
@@ -94,7 +95,7 @@ def count_prompt_bounded(
 ) -> TokenCount:
     """Blocking: the prompt counted exactly up to ``exact_chars`` of text, then by bytes."""
     bounded = _Bounded(counter, exact_chars)
-    tokens = count_request_tokens(bounded, request.body, request.count_kind, model_name)
+    tokens = count_request_tokens(bounded, request.body, request.endpoint, model_name)
     return TokenCount(tokens, bounded.upper_bound)
 
 

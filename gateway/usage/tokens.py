@@ -31,6 +31,7 @@ import msgspec
 import tiktoken
 from tiktoken_ext import openai_public  # type: ignore[import-untyped]
 
+from gateway.domain.model import Endpoint
 from gateway.usage.tally import count_sliced
 
 # tiktoken's per-message framing, from OpenAI's cookbook "How to count tokens".
@@ -250,20 +251,19 @@ def load_warning(counter: TokenCounter) -> str | None:
 
 
 def count_request_tokens(
-    counter: TextCounter, body: Mapping[str, Any], operation_kind: str, model_name: str
+    counter: TextCounter, body: Mapping[str, Any], endpoint: Endpoint, model_name: str
 ) -> int:
-    """Estimated prompt tokens of a request body.
+    """Estimated prompt tokens of a request body sent to ``endpoint``.
 
-    ``embedding`` counts ``input``, ``completion`` counts ``prompt``, ``responses`` counts
-    ``instructions``, ``input`` (and ``tools``) of /v1/responses, anything else (chat,
-    tools, vision, stream) counts ``messages`` (and ``tools``) as chat.
+    Embeddings count ``input``, completions ``prompt``, /v1/responses ``instructions``,
+    ``input`` (and ``tools``); chat completions (plain, tools, vision, streamed) count
+    ``messages`` (and ``tools``).
     """
-    kind = operation_kind.lower()
-    if kind in ("responses", "responses_stream"):
+    if endpoint is Endpoint.RESPONSES:
         return _count_responses(counter, body, model_name)
-    if kind in ("embedding", "embeddings"):
+    if endpoint is Endpoint.EMBEDDINGS:
         return _count_prompt(counter, body.get("input"), model_name)
-    if kind in ("completion", "completions"):
+    if endpoint is Endpoint.COMPLETIONS:
         prompt = body.get("prompt")
         if prompt is None:  # OpenAI's default prompt "<|endoftext|>": one special token
             return 1

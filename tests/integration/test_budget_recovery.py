@@ -11,8 +11,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from gateway.budgets import DatabaseBudgets
 from gateway.budgets.figures import Amounts
 from gateway.budgets.gate import Ticket
-from gateway.domain.model import BudgetLimits, BudgetSpec, Configuration, ConfigurationMode
-from gateway.inbound import Endpoint, parse_inbound
+from gateway.domain.model import (
+    BudgetLimits,
+    BudgetSpec,
+    Configuration,
+    ConfigurationMode,
+    Endpoint,
+)
+from gateway.inbound import parse_inbound
 from gateway.usage.tokens import CharEstimateCounter
 from tests.integration.budget_support import refused_connections
 from tests.unit.db.scratch import database_url, engine

@@ -21,8 +21,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from gateway.budgets import DatabaseBudgets
 from gateway.budgets.gate import Ticket
 from gateway.db.budget_tables import budget_reservations
-from gateway.domain.model import BudgetLimits, BudgetSpec, Configuration, ConfigurationMode
-from gateway.inbound import Endpoint, parse_inbound
+from gateway.domain.model import (
+    BudgetLimits,
+    BudgetSpec,
+    Configuration,
+    ConfigurationMode,
+    Endpoint,
+)
+from gateway.inbound import parse_inbound
 from gateway.telemetry.records import TelemetryRecord
 from gateway.usage.tokens import CharEstimateCounter
 from tests.integration.budget_support import (

@@ -14,6 +14,7 @@ import pytest
 from gateway.budgets import DatabaseBudgets
 from gateway.budgets.figures import ONE_REQUEST
 from gateway.budgets.windows import budget_lines
+from gateway.domain.model import Endpoint
 from gateway.usage.tokens import count_request_tokens, make_default_counter
 from tests.integration.budget_support import (
     HTTP_BACKENDS,
@@ -81,7 +82,9 @@ def test_a_configuration_budget_on_tokens_refuses_a_call_whose_worst_case_does_n
         client.chat.completions.create(model="tight", messages=MESSAGES, max_tokens=500)
         # Settled at the actual 12 + 7 tokens, not the 500-token worst case.
         assert counter(gateway, "configuration", "tight", "month")["tokens"] == 19  # type: ignore[index]
-        prompt = count_request_tokens(make_default_counter(), chat_body(), "chat", "small-model")
+        prompt = count_request_tokens(
+            make_default_counter(), chat_body(), Endpoint.CHAT, "small-model"
+        )
         fits = 600 - 19 - prompt
         with pytest.raises(openai.RateLimitError) as caught:
             client.chat.completions.create(model="tight", messages=MESSAGES, max_tokens=fits + 1)
@@ -97,7 +100,7 @@ def test_a_cost_budget_under_a_burst_is_never_exceeded_by_more_than_one_calls_co
 ) -> None:
     limit = Decimal("0.006")
     body = chat_body("metered", max_tokens=1000)
-    prompt = count_request_tokens(make_default_counter(), body, "chat", "small-model")
+    prompt = count_request_tokens(make_default_counter(), body, Endpoint.CHAT, "small-model")
     # The provider counts a few more prompt tokens than the estimate held: actuals run over.
     upstream.behave("small-model", latency_ms=200, prompt_tokens=prompt + 5, completion_tokens=1000)
     held = (prompt * Decimal("0.15") + 1000 * Decimal("0.60")) / 1_000_000

@@ -1,6 +1,6 @@
-"""The call history through the real server (issue 4, ADR-256): traffic at the fake upstream
-builds it, the readout's latency and callCost equal what this test recomputes from the
-telemetry rows, and the next routed call follows the readout."""
+"""The call history through the real server (docs/routing.md#call-history): traffic at
+the fake upstream builds it, the readout's latency and callCost equal what this test
+recomputes from the telemetry rows, and the next routed call follows the readout."""
 
 from __future__ import annotations
 

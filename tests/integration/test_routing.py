@@ -72,7 +72,7 @@ def gateway(start: Start) -> RunningGateway:
 
 
 def _expected_health(rows: list[dict[str, object]], provider: str) -> float:
-    """ROUTING.md "Health" over the provider's first-attempt rows, recomputed here."""
+    """docs/routing.md#health over the provider's first-attempt rows, recomputed here."""
     mine = [r for r in rows if r["provider"] == provider]
     ok = [r for r in mine if r["success"] == 1 and r["fallback_attempts"] == 0]
     latencies = [float(str(r["latency_ms"])) for r in mine if r["fallback_attempts"] == 0]

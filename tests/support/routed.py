@@ -133,7 +133,7 @@ def mean_cost(rows: list[dict[str, Any]]) -> float:
 
 
 def relative(figures: dict[str, float]) -> dict[str, float]:
-    """ROUTING.md rule 5, written out again: g = geometric mean, r = x/g clamped to [0.5, 2],
-    score = 1/(1 + r)."""
+    """Rule 5 of docs/routing.md#call-history, written out again: g = geometric mean,
+    r = x/g clamped to [0.5, 2], score = 1/(1 + r)."""
     g = math.exp(statistics.fmean(math.log(x) for x in figures.values()))
     return {name: 1.0 / (1.0 + min(2.0, max(0.5, x / g))) for name, x in figures.items()}

@@ -9,7 +9,8 @@ import msgspec
 import pytest
 
 from gateway.domain.errors import InvalidRequest
-from gateway.inbound import MAX_CHOICES, MAX_TOKENS_BOUND, Endpoint, InboundRequest, parse_inbound
+from gateway.domain.model import Endpoint
+from gateway.inbound import MAX_CHOICES, MAX_TOKENS_BOUND, InboundRequest, parse_inbound
 
 
 def _parse(endpoint: Endpoint, body: dict[str, Any]) -> Any:
@@ -96,7 +97,7 @@ def test_responses_have_their_own_operations_and_need_what_their_content_needs()
     plain = _parse(Endpoint.RESPONSES, {"model": "m", "input": "Hi", "max_output_tokens": 9})
     assert (plain.operation, plain.required) == (Operation.RESPONSES, {Capability.CHAT})
     assert plain.max_tokens == 9
-    assert plain.count_kind == "responses"
+    assert plain.endpoint is Endpoint.RESPONSES  # counted as /v1/responses
     rich = _parse(
         Endpoint.RESPONSES,
         {

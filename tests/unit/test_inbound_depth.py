@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gateway.domain.errors import InvalidJson
-from gateway.inbound import MAX_JSON_DEPTH, Endpoint, nests_deeper, parse_inbound
+from gateway.domain.model import Endpoint
+from gateway.inbound import MAX_JSON_DEPTH, nests_deeper, parse_inbound
 
 
 def nested(depth: int, opener: str = "[", closer: str = "]") -> str:

@@ -26,7 +26,7 @@ from gateway.api.console.html import (
     url,
     usd,
 )
-from gateway.routing.decision import SIGNAL_NAMES
+from gateway.domain.signals import Signal
 
 # Overview -------------------------------------------------------------------------------
 
@@ -326,7 +326,7 @@ def candidates_table(readout: dict[str, Any]) -> str:
     ]
     columns.extend(
         Column(f"{name} (w {weights[name]:g})" if name in weights else name, numeric=True)
-        for name in SIGNAL_NAMES
+        for name in (signal.value for signal in Signal)
     )
     columns.append(Column("history", wrap=True))
     rows = []
@@ -356,7 +356,7 @@ def candidates_table(readout: dict[str, Any]) -> str:
                 esc(c["provider"]),
                 esc(c["priority"]),
                 number(c["score"], 5),
-                *(number(c["signals"].get(name), 4) for name in SIGNAL_NAMES),
+                *(number(c["signals"].get(signal.value), 4) for signal in Signal),
                 esc(history_text),
             ]
         )

@@ -10,7 +10,7 @@ import msgspec
 
 from gateway.domain.errors import TranslationError, UpstreamError, as_gateway_error, envelope
 from gateway.domain.failures import FailureKind, kind_for_status
-from gateway.inbound import Endpoint
+from gateway.domain.model import Endpoint
 from gateway.streaming.sse import EventTooLarge, SSEDecoder, encode_event
 from gateway.upstream.anthropic.errors import map_error
 from gateway.upstream.anthropic.stream import StreamTranslator

@@ -23,11 +23,12 @@ from gateway.domain.model import (
     BudgetSpec,
     Configuration,
     ConfigurationMode,
+    Endpoint,
     Model,
     Price,
 )
 from gateway.domain.settings import ApiKey
-from gateway.inbound import Endpoint, InboundRequest, parse_inbound
+from gateway.inbound import InboundRequest, parse_inbound
 from gateway.telemetry.records import TelemetryRecord
 from gateway.usage.tokens import CharEstimateCounter, count_request_tokens
 
@@ -53,7 +54,7 @@ def _request(endpoint: Endpoint = Endpoint.CHAT, **body: Any) -> InboundRequest:
 
 
 def _prompt_only(request: InboundRequest) -> int:
-    return count_request_tokens(COUNTER, request.body, "chat", "small-model")
+    return count_request_tokens(COUNTER, request.body, Endpoint.CHAT, "small-model")
 
 
 def test_worst_case_is_prompt_plus_the_requests_max_tokens_priced() -> None:
@@ -89,7 +90,7 @@ def test_several_choices_hold_their_output_each() -> None:
 
 def test_embeddings_hold_no_output() -> None:
     request = _request(Endpoint.EMBEDDINGS)
-    prompt = count_request_tokens(COUNTER, request.body, "embedding", "small-model")
+    prompt = count_request_tokens(COUNTER, request.body, Endpoint.EMBEDDINGS, "small-model")
     assert worst_case(request, PRICED, prompt).tokens == prompt == 10  # 40 characters / 4
 
 
@@ -178,7 +179,7 @@ def test_a_null_max_completion_tokens_leaves_max_tokens_bounding_the_hold() -> N
 
 def test_best_of_on_completions_holds_every_generated_choice() -> None:
     request = _request(Endpoint.COMPLETIONS, prompt="p" * 40, max_tokens=50, n=2, best_of=5)
-    prompt = count_request_tokens(COUNTER, request.body, "completion", "small-model")
+    prompt = count_request_tokens(COUNTER, request.body, Endpoint.COMPLETIONS, "small-model")
     assert worst_case(request, PRICED, prompt).tokens == prompt + 250
 
 

@@ -17,10 +17,17 @@ from gateway.budgets.gate import Ticket
 from gateway.budgets.store import Hold
 from gateway.db.engine import create_engine
 from gateway.domain.errors import BudgetExceeded, BudgetUnavailable
-from gateway.domain.model import BudgetLimits, BudgetSpec, Configuration, ConfigurationMode, Model
+from gateway.domain.model import (
+    BudgetLimits,
+    BudgetSpec,
+    Configuration,
+    ConfigurationMode,
+    Endpoint,
+    Model,
+)
 from gateway.domain.settings import ApiKey
 from gateway.hooks import Reservation
-from gateway.inbound import Endpoint, parse_inbound
+from gateway.inbound import parse_inbound
 from gateway.telemetry.records import TelemetryRecord
 from gateway.usage.tokens import CharEstimateCounter, TiktokenCounter
 from tests.support.counters import WatchedCounter

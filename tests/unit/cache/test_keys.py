@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from gateway.cache.keys import cache_key
-from gateway.inbound import Endpoint, parse_inbound
+from gateway.domain.model import Endpoint
+from gateway.inbound import parse_inbound
 
 
 def _key(raw: bytes, configuration: str = "chat", endpoint: Endpoint = Endpoint.CHAT) -> str:

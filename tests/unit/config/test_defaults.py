@@ -1,4 +1,4 @@
-"""Absent keys take GATEWAY.md's defaults."""
+"""Absent keys take the defaults docs/configuration.md lists."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""GATEWAY.md's example configuration loads into the expected values."""
+"""The reference example configuration loads into the expected values."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from .support import load
 
 BOB_HASH = hash_key("bob-key")
 
-# GATEWAY.md's block, verbatim but for bob's (elided there) hash.
+# The reference example, with bob's key hash filled in here.
 EXAMPLE = (
     (Path(__file__).parent / "gateway_example.yaml")
     .read_text(encoding="utf-8")

@@ -108,7 +108,7 @@ async def test_the_backfill_equals_what_the_writer_keeps(empty_url: str) -> None
         async with engine.begin() as connection:
             for table in (telemetry, *ROLLUP.values()):
                 await connection.execute(table.delete())
-        writer = TelemetryWriter(engine, retention_days=None)
+        writer = TelemetryWriter(engine)
         for record in records:
             writer.submit(record)
         await writer.flush()

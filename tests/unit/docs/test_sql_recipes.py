@@ -165,7 +165,7 @@ EVALS = [
 
 
 async def seed(engine: AsyncEngine, now: datetime) -> None:
-    writer = TelemetryWriter(engine, retention_days=None)
+    writer = TelemetryWriter(engine)
     await writer.start()
     for record in seed_calls(now):
         writer.submit(record)

@@ -35,7 +35,7 @@ class ScriptedPipeline:
     def context(self, request: InboundRequest, key: ApiKey | None, cid: str) -> CallContext:
         return CallContext(request, None, cid, 0.0)
 
-    async def complete(self, ctx: CallContext, key: ApiKey | None) -> Answer:
+    async def complete(self, ctx: CallContext) -> Answer:
         body = ctx.request.body
         self.sent.append(body)
         self.in_flight += 1

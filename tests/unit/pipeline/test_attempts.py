@@ -24,8 +24,9 @@ from gateway.domain.errors import (
     UpstreamTimedOut,
 )
 from gateway.domain.failures import ErrorClass, FailureKind
+from gateway.domain.model import Endpoint
 from gateway.domain.settings import GatewayConfig
-from gateway.inbound import Endpoint, parse_inbound
+from gateway.inbound import parse_inbound
 from gateway.pipeline.attempts import Attempts
 from gateway.pipeline.context import CallContext, Target
 from gateway.pipeline.resolve import Resolver

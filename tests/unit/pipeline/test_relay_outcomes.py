@@ -22,12 +22,13 @@ from gateway.domain.model import (
     AdapterType,
     Configuration,
     ConfigurationMode,
+    Endpoint,
     Model,
     Price,
     Provider,
 )
 from gateway.domain.usage import UsageSource
-from gateway.inbound import Endpoint, parse_inbound
+from gateway.inbound import parse_inbound
 from gateway.pipeline.context import CallContext, Target
 from gateway.pipeline.stream import StreamRelay
 from gateway.pipeline.stream_open import counting_tracker, open_checked

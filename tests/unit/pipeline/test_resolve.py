@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gateway.config.loader import load_config_text
-from gateway.domain.model import Configuration
+from gateway.domain.model import Configuration, Endpoint
 from gateway.domain.settings import GatewayConfig
-from gateway.inbound import Endpoint, parse_inbound
+from gateway.inbound import parse_inbound
 from gateway.pipeline.resolve import Resolution, Resolver
 from gateway.routing.circuit import CircuitBreakers
 from gateway.routing.snapshot import Snapshot

@@ -12,8 +12,15 @@ from collections.abc import AsyncIterator, Iterator
 import msgspec
 import pytest
 
-from gateway.domain.model import AdapterType, Configuration, ConfigurationMode, Model, Provider
-from gateway.inbound import Endpoint, parse_inbound
+from gateway.domain.model import (
+    AdapterType,
+    Configuration,
+    ConfigurationMode,
+    Endpoint,
+    Model,
+    Provider,
+)
+from gateway.inbound import parse_inbound
 from gateway.pipeline.context import CallContext, Target
 from gateway.pipeline.stream import StreamRelay
 from gateway.pipeline.stream_open import OpenedStream, counting_tracker

@@ -1,14 +1,14 @@
-"""The call-history signals through decide() (ROUTING.md "Call history", the seed's ADR-256)."""
+"""The call-history signals through decide() (docs/routing.md#call-history)."""
 
 from __future__ import annotations
 
 import pytest
 
 from gateway.domain.model import Criteria, Model, Operation, PolicyMode, RoutingSettings
-from gateway.domain.signals import HistoryFigures
+from gateway.domain.signals import HistoryFigures, SignalValues
 from gateway.routing.decision import Candidate, Decision
 from gateway.routing.ranker import decide
-from gateway.routing.signals import weighted_score
+from gateway.routing.signals import WEIGHTS, weighted_score
 
 from .builders import (
     CHAT,
@@ -24,7 +24,7 @@ from .builders import (
 
 BALANCED = PolicyMode.BALANCED
 ECONOMY = PolicyMode.ECONOMY
-BALANCED_WEIGHTS = [0.4, 0.4, 0.2, 0.1, 0.2]
+BALANCED_WEIGHTS = WEIGHTS[PolicyMode.BALANCED].per_signal()
 PREFER_CHEAP = Criteria(prefer_lowest_cost=True)
 
 
@@ -64,7 +64,7 @@ def test_demo_latencies_on_a_provider_failing_one_in_five_lose_to_a_reliable_one
     decision = _decide(models, entries, health=health)
     assert [c.model.id for c in decision.candidates] == ["slow", "fast"]
     fast = _by_id(decision)["fast"]
-    assert fast.signals["latency"] == pytest.approx(0.5937, abs=5e-5)
+    assert fast.signals.latency == pytest.approx(0.5937, abs=5e-5)
 
 
 @pytest.mark.parametrize(("failed", "of"), [(3, 20), (3, 10)])
@@ -86,7 +86,7 @@ def test_thirteen_times_faster_on_a_provider_failing_3_in_20_would_win_unbounded
     unbounded = decide(config(BALANCED), Operation.CHAT, CHAT, snap, ratio_bound=None)
     assert unbounded.selected is not None and unbounded.selected.id == "fast"
     fast = _by_id(unbounded)["fast"]
-    assert fast.signals["latency"] == pytest.approx(0.783, abs=5e-4)
+    assert fast.signals.latency == pytest.approx(0.783, abs=5e-4)
 
 
 def test_sole_measured_and_never_called_score_neutral_second_review_round() -> None:
@@ -94,15 +94,15 @@ def test_sole_measured_and_never_called_score_neutral_second_review_round() -> N
     entries = {"serving": figures(40, 900.0)}
     decision = _decide(models, entries, health={"p1": 0.95})
     serving, fresh = _by_id(decision)["serving"], _by_id(decision)["never-called"]
-    assert serving.signals["latency"] == 0.5
-    assert fresh.signals["latency"] is None  # shown as no data
+    assert serving.signals.latency == 0.5
+    assert fresh.signals.latency is None  # shown as no data
     assert serving.score == fresh.score == pytest.approx((0.4 * 0.95 + 0.1 * 0.5) / 0.5)
     assert decision.selected is not None and decision.selected.id == "serving"  # config order
     # Skipping the absence would have lifted the never-called model above the serving one ...
-    skipped = weighted_score([None, 0.95, None, None, None], BALANCED_WEIGHTS)
+    skipped = weighted_score(SignalValues(health=0.95), BALANCED_WEIGHTS)
     assert skipped > serving.score
     # ... and the rejected "best over this" ratio (sole measured = 1.0) would have lifted it.
-    best_over_this = weighted_score([None, 0.95, None, 1.0, None], BALANCED_WEIGHTS)
+    best_over_this = weighted_score(SignalValues(health=0.95, latency=1.0), BALANCED_WEIGHTS)
     assert best_over_this > fresh.score
 
 
@@ -112,9 +112,9 @@ def test_economy_sole_measured_cloud_model_and_unpriced_local_one_tie() -> None:
     decision = _decide(models, entries, mode=ECONOMY)
     assert decision.cost_basis == "measured"
     cloud, local = _by_id(decision)["cloud"], _by_id(decision)["local"]
-    assert cloud.signals["callCost"] == 0.5
-    assert cloud.signals["latency"] == 0.5
-    assert local.signals["callCost"] is None
+    assert cloud.signals.call_cost == 0.5
+    assert cloud.signals.latency == 0.5
+    assert local.signals.call_cost is None
     assert cloud.score == local.score == 0.5
     assert decision.selected is not None and decision.selected.id == "local"
     assert decision.signals_used == ()
@@ -127,7 +127,7 @@ def test_relative_signal_nobody_has_is_absent() -> None:
     )
     assert decision.call_history
     for candidate in decision.candidates:
-        assert candidate.signals["latency"] is None
+        assert candidate.signals.latency is None
         assert candidate.score == pytest.approx(0.9)  # no 0.5 in anyone's score
 
 
@@ -162,7 +162,7 @@ def test_history_is_not_read_with_telemetry_off_or_in_provider_priority() -> Non
     entries = {"a": figures(40, 100.0), "b": figures(40, 9000.0)}
     no_telemetry = _decide(models, entries, telemetry_enabled=False)
     assert not no_telemetry.call_history
-    assert {c.signals["latency"] for c in no_telemetry.candidates} == {None}
+    assert {c.signals.latency for c in no_telemetry.candidates} == {None}
     priority = _decide(models, entries, PolicyMode.PROVIDER_PRIORITY)
     assert not priority.call_history
     assert [c.model.id for c in priority.candidates] == ["a", "b"]
@@ -171,10 +171,10 @@ def test_history_is_not_read_with_telemetry_off_or_in_provider_priority() -> Non
 def test_four_calls_are_no_figure_five_are() -> None:
     models = [model("a"), model("b")]
     four = _decide(models, {"a": figures(4, 100.0), "b": figures(40, 9000.0)})
-    assert _by_id(four)["a"].signals["latency"] is None
-    assert _by_id(four)["b"].signals["latency"] == 0.5  # sole measured
+    assert _by_id(four)["a"].signals.latency is None
+    assert _by_id(four)["b"].signals.latency == 0.5  # sole measured
     five = _decide(models, {"a": figures(5, 100.0), "b": figures(40, 9000.0)})
-    assert _by_id(five)["a"].signals["latency"] == pytest.approx(2 / 3)
+    assert _by_id(five)["a"].signals.latency == pytest.approx(2 / 3)
     assert five.selected is not None and five.selected.id == "a"
 
 
@@ -199,7 +199,7 @@ def test_history_is_per_operation() -> None:
     )
     snap = snapshot(models, routing=with_history(), history=chat_history)
     stream = decide(config(BALANCED), Operation.STREAM, CHAT, snap)
-    assert {c.signals["latency"] for c in stream.candidates} == {None}
+    assert {c.signals.latency for c in stream.candidates} == {None}
     chat = decide(config(BALANCED), Operation.CHAT, CHAT, snap)
     assert "latency" in chat.signals_used
 
@@ -221,8 +221,8 @@ def test_measured_basis_when_every_priced_candidate_has_a_measured_cost() -> Non
     decision = _decide(models, entries, ECONOMY)
     assert decision.cost_basis == "measured"
     a = _by_id(decision)["a"]
-    assert a.signals["cost"] is None
-    assert a.signals["callCost"] == pytest.approx(0.6237, abs=5e-5)
+    assert a.signals.cost is None
+    assert a.signals.call_cost == pytest.approx(0.6237, abs=5e-5)
     assert decision.selected is not None and decision.selected.id == "a"  # dear list, cheap calls
 
 
@@ -231,9 +231,9 @@ def test_mixed_cost_bases_never_mix() -> None:
     entries = {"measured": figures(40, 1000.0, "0.0001")}
     decision = _decide(models, entries, ECONOMY)
     assert decision.cost_basis == "list"
-    assert {c.signals["callCost"] for c in decision.candidates} == {None}
+    assert {c.signals.call_cost for c in decision.candidates} == {None}
     assert decision.selected is not None and decision.selected.id == "listed"
-    assert _by_id(decision)["measured"].signals["cost"] == 0.0
+    assert _by_id(decision)["measured"].signals.cost == 0.0
 
 
 def test_unpriced_model_with_no_priced_calls_blocks_neither_basis() -> None:
@@ -246,7 +246,7 @@ def test_unpriced_model_with_no_priced_calls_blocks_neither_basis() -> None:
     decision = _decide(models, entries, ECONOMY)
     assert decision.cost_basis == "measured"
     local = _by_id(decision)["local"]
-    assert local.signals["callCost"] is None
+    assert local.signals.call_cost is None
     assert local.score == pytest.approx(0.5)  # latency 0.5, callCost 0.5 fill
 
 
@@ -258,8 +258,10 @@ def test_unpriced_model_counts_neutral_on_list_cost_while_history_in_play() -> N
     decision = _decide(models, entries, ECONOMY, operation=Operation.STREAM, health=health)
     assert decision.cost_basis == "list"
     local = _by_id(decision)["local"]
-    assert local.signals["cost"] is None  # shown as no data
-    expected = weighted_score([None, 0.9, 0.5, 2 / 3, None], [0.1, 0.3, 0.6, 0.05, 0.6])
+    assert local.signals.cost is None  # shown as no data
+    expected = weighted_score(
+        SignalValues(health=0.9, cost=0.5, latency=2 / 3), WEIGHTS[ECONOMY].per_signal()
+    )
     assert local.score == pytest.approx(expected)
 
 
@@ -282,7 +284,7 @@ def test_zero_measured_cost_scores_one_through_decide() -> None:
         "b": figures(10, 1000.0, "0.04"),
     }
     decision = _decide(models, entries, ECONOMY)
-    call_costs = {c.model.id: c.signals["callCost"] for c in decision.candidates}
+    call_costs = {c.model.id: c.signals.call_cost for c in decision.candidates}
     assert call_costs == pytest.approx({"free": 1.0, "a": 2 / 3, "b": 1 / 3})
 
 
@@ -326,4 +328,4 @@ def test_streams_rank_on_the_measure_the_history_names(
     }
     decision = _decide(models, entries, operation=Operation.STREAM)
     assert decision.candidates[0].model.id == first
-    assert decision.candidates[0].signals["latency"] == pytest.approx(latency_signal, abs=5e-5)
+    assert decision.candidates[0].signals.latency == pytest.approx(latency_signal, abs=5e-5)

@@ -6,6 +6,7 @@ from gateway.domain.model import (
     AdapterType,
     Capability,
     Criteria,
+    Endpoint,
     Enforcement,
     Model,
     Operation,
@@ -123,7 +124,7 @@ def test_undeclared_capabilities_pass_the_operation_check() -> None:
 
 
 def test_streamed_tool_call_needs_tools() -> None:
-    operation, required = classify("chat", stream=True, has_tools=True)
+    operation, required = classify(Endpoint.CHAT, stream=True, has_tools=True)
     assert operation is Operation.STREAM
     assert required == {Capability.CHAT, Capability.TOOLS}
     chat_stream = model("streamer", caps=[Capability.CHAT, Capability.STREAMING])
@@ -136,14 +137,17 @@ def test_streamed_tool_call_needs_tools() -> None:
 
 
 def test_operation_and_required_capabilities_follow_the_request() -> None:
-    assert classify("chat") == (Operation.CHAT, CHAT)
-    assert classify("chat", has_tools=True)[0] is Operation.TOOLS
-    assert classify("chat", has_image=True) == (
+    assert classify(Endpoint.CHAT) == (Operation.CHAT, CHAT)
+    assert classify(Endpoint.CHAT, has_tools=True)[0] is Operation.TOOLS
+    assert classify(Endpoint.CHAT, has_image=True) == (
         Operation.VISION,
         frozenset({Capability.CHAT, Capability.VISION}),
     )
-    assert classify("embeddings") == (Operation.EMBEDDING, frozenset({Capability.EMBEDDINGS}))
-    assert classify("completions", stream=True) == (
+    assert classify(Endpoint.EMBEDDINGS) == (
+        Operation.EMBEDDING,
+        frozenset({Capability.EMBEDDINGS}),
+    )
+    assert classify(Endpoint.COMPLETIONS, stream=True) == (
         Operation.COMPLETION,
         frozenset({Capability.COMPLETION}),
     )

@@ -3,6 +3,7 @@ from decimal import Decimal
 import pytest
 
 from gateway.domain.model import Criteria, Operation, PolicyMode, RoutingSettings
+from gateway.domain.signals import Signal, SignalValues
 from gateway.routing.decision import Decision
 from gateway.routing.ranker import decide
 from gateway.routing.signals import WEIGHTS, Weights, list_cost_score, weighted_score
@@ -29,11 +30,20 @@ def test_weights_table_is_pinned() -> None:
 
 
 def test_score_is_weighted_mean_over_weighted_signals_with_values() -> None:
-    assert weighted_score([0.2, None, 1.0, None, None], [0.4, 0.4, 0.2, 0.1, 0.2]) == (
+    balanced = WEIGHTS[BALANCED].per_signal()
+    assert weighted_score(SignalValues(quality=0.2, cost=1.0), balanced) == (
         pytest.approx((0.4 * 0.2 + 0.2 * 1.0) / 0.6)
     )
-    assert weighted_score([0.9, 0.9, 0.9, 0.9, 0.9], [0, 0, 0, 0, 0]) == 0.5
-    assert weighted_score([None] * 5, [0.4, 0.4, 0.2, 0.1, 0.2]) == 0.5
+    every = SignalValues(0.9, 0.9, 0.9, 0.9, 0.9)
+    assert weighted_score(every, WEIGHTS[PolicyMode.PROVIDER_PRIORITY].per_signal()) == 0.5
+    assert weighted_score(SignalValues(), balanced) == 0.5
+
+
+def test_the_cost_weight_weighs_both_cost_signals() -> None:
+    for weights in WEIGHTS.values():
+        per_signal = weights.per_signal()
+        assert list(per_signal) == list(Signal)
+        assert per_signal[Signal.COST] == per_signal[Signal.CALL_COST] == weights.cost
 
 
 def test_provider_priority_keeps_ordering_and_reads_no_signal() -> None:
@@ -56,7 +66,7 @@ def test_provider_priority_keeps_ordering_and_reads_no_signal() -> None:
     assert decision.signals_used == ()
     for candidate in decision.candidates:
         assert candidate.score == 0.5
-        assert set(candidate.signals.values()) == {None}
+        assert candidate.signals == SignalValues()
         assert candidate.history is None
 
 
@@ -77,7 +87,7 @@ def test_unmeasured_model_beats_one_measured_low() -> None:
     snap = snapshot(models, quality={("p1", "measured"): 0.1})
     decision = decide(config(QUALITY), Operation.CHAT, CHAT, snap)
     assert _ids(decision) == ["unmeasured", "measured"]
-    assert decision.candidates[0].signals["quality"] is None
+    assert decision.candidates[0].signals.quality is None
     assert decision.candidates[0].score == 0.5
     assert decision.candidates[1].score == pytest.approx(0.1)
 
@@ -116,8 +126,8 @@ def test_economy_ranks_cheaper_list_price_first() -> None:
     decision = decide(config(ECONOMY), Operation.CHAT, CHAT, snapshot(models))
     assert _ids(decision) == ["cheap", "dear"]
     assert decision.cost_basis == "list"
-    assert decision.candidates[0].signals["cost"] == pytest.approx(0.9)
-    assert decision.candidates[1].signals["cost"] == pytest.approx(0.25)
+    assert decision.candidates[0].signals.cost == pytest.approx(0.9)
+    assert decision.candidates[1].signals.cost == pytest.approx(0.25)
     assert decision.signals_used == ("cost",)
 
 
@@ -135,7 +145,7 @@ def test_unpriced_model_loses_in_economy_to_a_cheap_priced_one() -> None:
     models = [model("unpriced"), model("priced", price=price("0.05", "0.05"))]
     decision = decide(config(ECONOMY), Operation.CHAT, CHAT, snapshot(models))
     assert _ids(decision) == ["priced", "unpriced"]
-    assert decision.candidates[1].signals["cost"] is None
+    assert decision.candidates[1].signals.cost is None
     assert decision.candidates[1].score == 0.5
 
 
@@ -144,7 +154,7 @@ def test_balanced_collects_no_cost_until_prefer_lowest_cost() -> None:
     plain = decide(config(BALANCED), Operation.CHAT, CHAT, snapshot(models))
     assert plain.cost_basis is None
     assert _ids(plain) == ["dear", "cheap"]
-    assert {c.signals["cost"] for c in plain.candidates} == {None}
+    assert {c.signals.cost for c in plain.candidates} == {None}
     criteria = Criteria(prefer_lowest_cost=True)
     preferring = decide(config(BALANCED, criteria=criteria), Operation.CHAT, CHAT, snapshot(models))
     assert preferring.cost_basis == "list"
@@ -158,7 +168,7 @@ def test_quality_mode_collects_cost_for_the_readout_only() -> None:
     decision = decide(config(QUALITY, criteria=criteria), Operation.CHAT, CHAT, snapshot(models))
     assert decision.cost_basis == "list"
     assert [c.score for c in decision.candidates] == [0.5, 0.5]  # weight 0: no score
-    assert decision.candidates[0].signals["cost"] == pytest.approx(0.8)
+    assert decision.candidates[0].signals.cost == pytest.approx(0.8)
     assert "cost" not in decision.signals_used
     assert _ids(decision) == ["cheap", "dear"]  # the tiebreak, not the score
 
@@ -214,5 +224,5 @@ def test_health_and_quality_are_keyed_by_provider_id() -> None:
     snap = snapshot(models, health={"cloud": 0.2, "local": 0.9})
     decision = decide(config(BALANCED), Operation.CHAT, CHAT, snap)
     assert _ids(decision) == ["m2", "m"]
-    assert decision.candidates[0].signals["health"] == 0.9
+    assert decision.candidates[0].signals.health == 0.9
     assert decision.signals_used == ("health",)

@@ -1,4 +1,5 @@
-"""The readout: JSON of ROUTING.md's example and the terminal table."""
+"""The readout (docs/routing.md#the-readout): its JSON for a known decision, and the
+terminal table."""
 
 from __future__ import annotations
 

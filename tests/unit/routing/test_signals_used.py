@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from gateway.domain.model import Criteria, Model, Operation, PolicyMode
-from gateway.domain.signals import HistoryFigures
+from gateway.domain.signals import HistoryFigures, Signal
+from gateway.pipeline.context import note_decision
 from gateway.routing.decision import Decision
 from gateway.routing.ranker import decide
+from tests.unit.telemetry.factory import make_record
 
 from .builders import CHAT, config, figures, history, model, price, snapshot, with_history
 
@@ -25,6 +27,13 @@ def _used(
     return decide(config(mode, criteria=criteria), Operation.CHAT, CHAT, snap_)
 
 
+def _flags(decision: Decision) -> dict[str, int]:
+    """The routing_signal_* columns of the row the decision is noted on."""
+    row = make_record()
+    note_decision(row, decision)
+    return {signal.flag_column: int(getattr(row, signal.flag_column)) for signal in Signal}
+
+
 def test_signals_used_in_fixed_order_with_flags() -> None:
     models = [model("a", price=price("0.1", "0.1")), model("b", price=price("0.2", "0.2"))]
     entries = {"a": figures(10, 100.0), "b": figures(10, 900.0)}
@@ -37,7 +46,7 @@ def test_signals_used_in_fixed_order_with_flags() -> None:
         quality={("p1", "b"): 0.7},
     )
     assert decision.signals_used == ("quality", "health", "cost", "latency")
-    assert decision.signal_flags() == {
+    assert _flags(decision) == {
         "routing_signal_quality": 1,
         "routing_signal_health": 1,
         "routing_signal_cost": 1,
@@ -75,7 +84,7 @@ def test_call_cost_moves_only_where_the_mode_weighs_it() -> None:
     entries = {"a": figures(10, 500.0, "0.01"), "b": figures(10, 500.0, "0.02")}
     economy = _used(PolicyMode.ECONOMY, models, entries)
     assert economy.signals_used == ("callCost",)
-    assert economy.signal_flags()["routing_signal_call_cost"] == 1
+    assert _flags(economy)["routing_signal_call_cost"] == 1
     quality = _used(PolicyMode.QUALITY, models, entries, Criteria(prefer_lowest_cost=True))
     assert quality.cost_basis == "measured"
     assert quality.signals_used == ()  # weight 0; the tiebreak is never a signal
@@ -89,4 +98,4 @@ def test_prefer_lowest_cost_tiebreak_is_never_a_signal() -> None:
     )
     assert decision.selected is not None and decision.selected.id == "cheap"
     assert decision.signals_used == ()
-    assert set(decision.signal_flags().values()) == {0}
+    assert set(_flags(decision).values()) == {0}

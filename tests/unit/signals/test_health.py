@@ -1,4 +1,4 @@
-"""Provider health samples (ROUTING.md "Health")."""
+"""Provider health samples (docs/routing.md#health)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ WINDOW = 900
 
 
 async def _write(engine: AsyncEngine, records: list[TelemetryRecord]) -> None:
-    writer = TelemetryWriter(engine, retention_days=None)
+    writer = TelemetryWriter(engine)
     for record in records:
         writer.submit(record)
     await writer.flush()

@@ -1,4 +1,4 @@
-"""The call-history read (ROUTING.md "Call history"): population, key and figures."""
+"""The call-history read (docs/routing.md#call-history): population, key and figures."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ KEY = ("openai-main", "gpt-4o-mini", Operation.CHAT)
 
 
 async def _write(engine: AsyncEngine, records: list[TelemetryRecord]) -> None:
-    writer = TelemetryWriter(engine, retention_days=None)
+    writer = TelemetryWriter(engine)
     for record in records:
         writer.submit(record)
     await writer.flush()

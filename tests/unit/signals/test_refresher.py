@@ -25,7 +25,7 @@ EVAL_LINE = (
 
 
 async def _seed(engine: AsyncEngine) -> None:
-    writer = TelemetryWriter(engine, retention_days=None)
+    writer = TelemetryWriter(engine)
     writer.submit(make_record(latency_ms=250.0))
     await writer.flush()
     await import_eval_results(engine, [EVAL_LINE], clock=lambda: NOW)

@@ -32,7 +32,8 @@ from gateway.domain import HealthSample, HistoryFigures
 from gateway.signals.health import read_health
 from gateway.signals.history import read_call_history
 from gateway.telemetry.records import TelemetryRecord
-from gateway.telemetry.writer import TelemetryWriter
+from gateway.telemetry.retention import Retention
+from gateway.telemetry.writer import TelemetryWriter, WriterSettings
 from tests.unit.telemetry.factory import NOW, make_record
 
 PROVIDERS = ("p-a", "p-b", "p-c")
@@ -84,7 +85,7 @@ def random_records(rng: random.Random, count: int) -> list[TelemetryRecord]:
 
 
 async def _write(engine: AsyncEngine, records: list[TelemetryRecord]) -> None:
-    writer = TelemetryWriter(engine, retention_days=None, batch_size=97)
+    writer = TelemetryWriter(engine, WriterSettings(batch_size=97))
     for record in records:
         writer.submit(record)
     await writer.flush()
@@ -192,10 +193,8 @@ async def test_the_rollup_sums_every_row(engine: AsyncEngine) -> None:
 async def test_after_a_purge_rollup_reads_still_equal_row_reads(engine: AsyncEngine) -> None:
     await _write(engine, random_records(random.Random(4), 1200))
     # Retention of 7 days, purged at NOW + 37 minutes: the cutoff falls inside the window.
-    writer = TelemetryWriter(
-        engine, retention_days=7, clock=lambda: NOW + timedelta(days=1, minutes=37)
-    )
-    assert await writer.purge_now() > 0
+    retention = Retention(engine, 7, clock=lambda: NOW + timedelta(days=1, minutes=37))
+    assert await retention.purge_now() > 0
     async with engine.connect() as connection:
         oldest_row = (await connection.execute(select(func.min(telemetry.c.created_at)))).scalar()
         oldest_hour = (await connection.execute(select(func.min(telemetry_hourly.c.hour)))).scalar()
@@ -207,10 +206,8 @@ async def test_after_a_purge_rollup_reads_still_equal_row_reads(engine: AsyncEng
     assert oldest_hour == oldest_bucket == cutoff
     assert await _compare_everything(engine) > 0
     # An hour later the next purge takes one more hour out of the same day, only that one.
-    writer = TelemetryWriter(
-        engine, retention_days=7, clock=lambda: NOW + timedelta(days=1, hours=1, minutes=2)
-    )
-    assert await writer.purge_now() > 0
+    later = Retention(engine, 7, clock=lambda: NOW + timedelta(days=1, hours=1, minutes=2))
+    assert await later.purge_now() > 0
     async with engine.connect() as connection:
         oldest_day = (await connection.execute(select(func.min(telemetry_daily.c.day)))).scalar()
     assert oldest_day == cutoff.replace(hour=0)

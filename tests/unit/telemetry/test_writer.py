@@ -14,7 +14,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from gateway.db import migrate
 from gateway.db.engine import create_engine
 from gateway.db.tables import telemetry, usage_daily
-from gateway.telemetry.writer import TelemetryWriter
+from gateway.telemetry.retention import Retention
+from gateway.telemetry.writer import TelemetryWriter, WriterSettings
 from tests.unit.telemetry.factory import NOW, make_record
 
 
@@ -31,7 +32,7 @@ async def _count(engine: AsyncEngine) -> int:
 
 
 async def test_a_batch_writes_every_row_with_flags_as_zero_or_one(engine: AsyncEngine) -> None:
-    writer = TelemetryWriter(engine, retention_days=None)
+    writer = TelemetryWriter(engine)
     await writer.start()
     for index in range(3):
         writer.submit(make_record(request_id=f"r{index}", cache_hit=index == 2))
@@ -47,7 +48,7 @@ async def test_a_batch_writes_every_row_with_flags_as_zero_or_one(engine: AsyncE
 
 
 async def test_two_batches_on_one_usage_key_sum_up_exactly(engine: AsyncEngine) -> None:
-    writer = TelemetryWriter(engine, batch_size=2, retention_days=None)
+    writer = TelemetryWriter(engine, WriterSettings(batch_size=2))
     costs = [Decimal("0.0067"), Decimal("0.0184"), Decimal("0.0000000001")]
     for cost in costs:
         writer.submit(make_record(actual_input_tokens=10, actual_output_tokens=5, actual_cost=cost))
@@ -70,7 +71,7 @@ async def test_two_batches_on_one_usage_key_sum_up_exactly(engine: AsyncEngine) 
 async def test_usage_daily_names_the_served_model_and_skips_unanswered_calls(
     engine: AsyncEngine,
 ) -> None:
-    writer = TelemetryWriter(engine, retention_days=None)
+    writer = TelemetryWriter(engine)
     writer.submit(make_record(served_provider="backup", served_model="backup-model"))
     writer.submit(
         make_record(success=False, served_provider=None, served_model=None, http_status=502)
@@ -87,7 +88,7 @@ async def test_usage_daily_names_the_served_model_and_skips_unanswered_calls(
 
 
 async def test_disabled_writer_writes_nothing(engine: AsyncEngine) -> None:
-    writer = TelemetryWriter(engine, enabled=False)
+    writer = TelemetryWriter(engine, WriterSettings(enabled=False))
     await writer.start()
     writer.submit(make_record())
     await writer.flush()
@@ -97,7 +98,7 @@ async def test_disabled_writer_writes_nothing(engine: AsyncEngine) -> None:
 
 
 async def test_a_full_queue_drops_and_counts_without_raising(engine: AsyncEngine) -> None:
-    writer = TelemetryWriter(engine, max_queue=3, retention_days=None)
+    writer = TelemetryWriter(engine, WriterSettings(max_queue=3))
     for _ in range(5):
         writer.submit(make_record())
     assert writer.queue_depth == 3
@@ -107,7 +108,7 @@ async def test_a_full_queue_drops_and_counts_without_raising(engine: AsyncEngine
 
 
 async def test_stop_writes_everything_still_queued(engine: AsyncEngine) -> None:
-    writer = TelemetryWriter(engine, flush_interval=30.0, batch_size=1000, retention_days=None)
+    writer = TelemetryWriter(engine, WriterSettings(flush_interval=30.0, batch_size=1000))
     await writer.start()
     for _ in range(7):
         writer.submit(make_record())
@@ -117,7 +118,7 @@ async def test_stop_writes_everything_still_queued(engine: AsyncEngine) -> None:
 
 
 async def test_strings_longer_than_their_column_are_cut_not_fatal(engine: AsyncEngine) -> None:
-    writer = TelemetryWriter(engine, retention_days=None)
+    writer = TelemetryWriter(engine)
     writer.submit(make_record(request_id="x" * 500))
     await writer.flush()
     [row] = await _rows(engine, telemetry)
@@ -131,7 +132,7 @@ async def _rename(engine: AsyncEngine, old: str, new: str) -> None:
 
 
 async def test_rows_arrive_after_a_database_outage(engine: AsyncEngine) -> None:
-    writer = TelemetryWriter(engine, retry_delay=0.05, retry_attempts=50, retention_days=None)
+    writer = TelemetryWriter(engine, WriterSettings(retry_delay=0.05, retry_attempts=50))
     await _rename(engine, "telemetry", "telemetry_away")  # every insert now fails
     try:
         await writer.start()
@@ -152,7 +153,7 @@ async def test_rows_arrive_after_a_database_outage(engine: AsyncEngine) -> None:
 async def test_a_batch_is_dropped_and_counted_after_its_last_retry(tmp_path: Path) -> None:
     engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'empty.db'}")  # no tables yet
     try:
-        writer = TelemetryWriter(engine, retry_delay=0.001, retry_attempts=3, retention_days=None)
+        writer = TelemetryWriter(engine, WriterSettings(retry_delay=0.001, retry_attempts=3))
         await writer.start()
         writer.submit(make_record())
         writer.submit(make_record())
@@ -169,23 +170,24 @@ async def test_a_batch_is_dropped_and_counted_after_its_last_retry(tmp_path: Pat
 
 
 async def test_retention_purge_deletes_only_rows_past_retention(engine: AsyncEngine) -> None:
-    writer = TelemetryWriter(engine, retention_days=90, clock=lambda: NOW)
+    writer = TelemetryWriter(engine)
     writer.submit(make_record(request_id="old", created_at=NOW - timedelta(days=91)))
     writer.submit(make_record(request_id="kept", created_at=NOW - timedelta(days=89)))
     await writer.flush()
-    assert await writer.purge_now() == 1
+    assert await Retention(engine, 90, clock=lambda: NOW).purge_now() == 1
     assert [row["correlation_id"] for row in await _rows(engine, telemetry)] == ["kept"]
 
 
 async def test_start_purges_once_straight_away(engine: AsyncEngine) -> None:
-    writer = TelemetryWriter(engine, retention_days=1, clock=lambda: NOW)
+    writer = TelemetryWriter(engine)
     writer.submit(make_record(created_at=NOW - timedelta(days=2)))
     await writer.flush()
-    await writer.start()
+    retention = Retention(engine, 1, clock=lambda: NOW)
+    await retention.start()
     for _ in range(200):
-        if writer.purged:
+        if retention.purged:
             break
         await asyncio.sleep(0.01)
-    await writer.stop()
-    assert writer.purged == 1
+    await retention.stop()
+    assert retention.purged == 1
     assert await _count(engine) == 0

@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from gateway.domain.model import AdapterType, Model, Provider
-from gateway.inbound import Endpoint
+from gateway.domain.model import AdapterType, Endpoint, Model, Provider
 from gateway.upstream.base import UpstreamCall
 from gateway.upstream.echo import EchoAdapter
 from tests.support.openai_schema import COMPLETION_STREAM_CHUNK, assert_valid

@@ -9,8 +9,9 @@ import msgspec
 import pytest
 import tiktoken
 
+from gateway.domain.model import Endpoint
 from gateway.domain.usage import TokenCount
-from gateway.inbound import Endpoint, InboundRequest, parse_inbound
+from gateway.inbound import InboundRequest, parse_inbound
 from gateway.usage.estimate import (
     INLINE_CHARS,
     count_prompt_bounded,
@@ -36,7 +37,7 @@ def test_a_small_prompt_is_counted_on_the_spot_and_remembered() -> None:
     counter = WatchedCounter(inner=CHARS)
     request = _chat("hello there")
     first = known_prompt_tokens(counter, request, "gpt-4o")
-    assert first == TokenCount(count_request_tokens(CHARS, request.body, "chat", "gpt-4o"))
+    assert first == TokenCount(count_request_tokens(CHARS, request.body, Endpoint.CHAT, "gpt-4o"))
     assert known_prompt_tokens(counter, request, "gpt-4") == first  # the same encoding
     assert {c.thread for c in counter.counted} == {threading.current_thread().name}
     assert len(counter.counted) == 2  # "user" and the content, once
@@ -54,7 +55,7 @@ async def test_a_large_prompt_is_counted_once_in_a_counting_thread() -> None:
     request = _chat("word " * INLINE_CHARS)
     counted = await prompt_tokens(counter, request, "gpt-4o")
     assert await prompt_tokens(counter, request, "gpt-4o") == counted
-    assert counted == TokenCount(count_request_tokens(CHARS, request.body, "chat", "gpt-4o"))
+    assert counted == TokenCount(count_request_tokens(CHARS, request.body, Endpoint.CHAT, "gpt-4o"))
     threads = {c.thread for c in counter.counted}
     assert len(threads) == 1 and threads.pop().startswith("token-count")
     assert len(counter.counted) == 2
@@ -89,7 +90,7 @@ def test_past_the_exact_size_the_rest_counts_by_its_utf8_size(tiktoken_encodings
 def test_a_prompt_past_the_exact_size_is_an_upper_bound(tiktoken_encodings: Path) -> None:
     counter = TiktokenCounter()
     request = _chat("数据 " * 10_000)
-    exact = count_request_tokens(counter, request.body, "chat", "gpt-4o")
+    exact = count_request_tokens(counter, request.body, Endpoint.CHAT, "gpt-4o")
     bounded = count_prompt_bounded(counter, request, "gpt-4o", exact_chars=1_000)
     assert bounded.upper_bound and bounded.tokens >= exact
     assert count_prompt_bounded(counter, request, "gpt-4o") == TokenCount(exact)

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import tiktoken
 
+from gateway.domain.model import Endpoint
 from gateway.usage import tokens
 from gateway.usage.tokens import (
     CharEstimateCounter,
@@ -161,7 +162,7 @@ def test_chat_counts_messages_plus_cookbook_overhead() -> None:
         ]
     }
     # (3 + system + 2 words) + (3 + user + bob + 2 words + 1 name) + 3 priming
-    assert count_request_tokens(_WordCounter(), body, "chat", "m") == 6 + 8 + 3
+    assert count_request_tokens(_WordCounter(), body, Endpoint.CHAT, "m") == 6 + 8 + 3
 
 
 def test_chat_counts_text_parts_and_skips_images() -> None:
@@ -176,7 +177,7 @@ def test_chat_counts_text_parts_and_skips_images() -> None:
             }
         ]
     }
-    assert count_request_tokens(_WordCounter(), body, "vision", "m") == 3 + 1 + 3 + 3
+    assert count_request_tokens(_WordCounter(), body, Endpoint.CHAT, "m") == 3 + 1 + 3 + 3
 
 
 def test_chat_counts_assistant_tool_calls_and_tool_schemas() -> None:
@@ -191,13 +192,13 @@ def test_chat_counts_assistant_tool_calls_and_tool_schemas() -> None:
         "tools": [{"type": "function"}],
     }
     # 3 + assistant + lookup + 2 words of arguments + 3 priming + 1 word of tools JSON
-    assert count_request_tokens(_WordCounter(), body, "tools", "m") == 3 + 1 + 1 + 2 + 3 + 1
+    assert count_request_tokens(_WordCounter(), body, Endpoint.CHAT, "m") == 3 + 1 + 1 + 2 + 3 + 1
 
 
 def test_chat_exact_count_with_tiktoken(tiktoken_encodings: Path) -> None:
     body = {"messages": [{"role": "user", "content": "hello world"}]}
     # 3 per message + "user" (1) + "hello world" (2) + 3 priming
-    assert count_request_tokens(TiktokenCounter(), body, "chat", "gpt-4") == 9
+    assert count_request_tokens(TiktokenCounter(), body, Endpoint.CHAT, "gpt-4") == 9
 
 
 @pytest.mark.parametrize(
@@ -214,25 +215,25 @@ def test_chat_exact_count_with_tiktoken(tiktoken_encodings: Path) -> None:
 )
 def test_embeddings_input_shapes(value: Any, count: int) -> None:
     body = {"model": "e", "input": value}
-    assert count_request_tokens(_WordCounter(), body, "embedding", "m") == count
+    assert count_request_tokens(_WordCounter(), body, Endpoint.EMBEDDINGS, "m") == count
 
 
 @pytest.mark.parametrize(("value", "count"), [("say this", 2), (["a b", "c"], 3), ([7, 8], 2)])
 def test_completions_prompt_shapes(value: Any, count: int) -> None:
     body = {"model": "c", "prompt": value}
-    assert count_request_tokens(_WordCounter(), body, "completion", "m") == count
+    assert count_request_tokens(_WordCounter(), body, Endpoint.COMPLETIONS, "m") == count
 
 
 def test_a_null_prompt_counts_as_the_default_prompt_token() -> None:
     # OpenAI reads a null prompt as "<|endoftext|>", one special token.
     body = {"model": "c", "prompt": None}
-    assert count_request_tokens(_WordCounter(), body, "completion", "m") == 1
+    assert count_request_tokens(_WordCounter(), body, Endpoint.COMPLETIONS, "m") == 1
 
 
 def test_malformed_chat_body_counts_what_it_can() -> None:
-    assert count_request_tokens(_WordCounter(), {"messages": "nope"}, "chat", "m") == 0
+    assert count_request_tokens(_WordCounter(), {"messages": "nope"}, Endpoint.CHAT, "m") == 0
     body = {"messages": [None, "x", {"role": 5, "content": {"a": 1}}]}
-    assert count_request_tokens(_WordCounter(), body, "chat", "m") == 3 + 3
+    assert count_request_tokens(_WordCounter(), body, Endpoint.CHAT, "m") == 3 + 3
 
 
 SAMPLES = [
@@ -330,5 +331,5 @@ def test_responses_count_instructions_input_items_and_tools() -> None:
     tools = (len('[{"type":"function","name":"f"}]') + 3) // 4
     # Reply priming 3, and 3 per message: instructions and each item.
     expected = 3 + (3 + 2) + (3 + 1 + 1) + (3 + 1 + 1) + (3 + 2) + tools
-    assert count_request_tokens(counter, body, "responses", "m") == expected
-    assert count_request_tokens(counter, {"input": "abcd"}, "responses", "m") == 3 + 3 + 1
+    assert count_request_tokens(counter, body, Endpoint.RESPONSES, "m") == expected
+    assert count_request_tokens(counter, {"input": "abcd"}, Endpoint.RESPONSES, "m") == 3 + 3 + 1
