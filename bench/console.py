@@ -2,14 +2,15 @@
 
 Target (issue 12): each page renders in <= 300 ms with 1M rows.
 
-    python bench/console.py [--rows 1000000] [--runs 5] [--keep PATH]
+    python bench/console.py [--rows 1000000] [--runs 5] [--keep PATH] [--url URL]
 
 Generates the rows in a SQLite file (30 days, 6 configurations, 8 keys, 9 models on
 3 providers, 6 % failures, 60 % routed calls with a decision detail, 3 % cache
-hits), fills ``usage_daily`` from them (and the hourly rollup when the schema has
-it), then serves the real app on loopback and times each page through HTTP with
-the admin key: the first ("cold") request and the median and worst of the next
-runs. Prints one line per page.
+hits), fills ``usage_daily`` and the hourly rollup from them, then serves the real
+app on loopback and times each page through HTTP with the admin key: the first
+("cold") request and the median and worst of the next runs. Prints one line per
+page. With ``--url postgresql+asyncpg://...`` the SQLite file's tables are copied
+into that database (emptied first) and the app is served on it.
 """
 
 from __future__ import annotations
@@ -23,20 +24,25 @@ import sys
 import tempfile
 import threading
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import httpx
 import msgspec
-from sqlalchemy import create_engine, func, select
+from sqlalchemy import Column, Date, Numeric, create_engine, func, select
+from sqlalchemy.engine import make_url
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from gateway.api.app import create_app
 from gateway.config.loader import load_config_text
 from gateway.db.migrate import upgrade
-from gateway.db.tables import telemetry
+from gateway.db.rollup_tables import telemetry_hourly, telemetry_hourly_latency
+from gateway.db.tables import telemetry, usage_daily
+from gateway.db.types import UtcDateTime
+from gateway.telemetry.backfill import backfill_rollup
 
 ADMIN_KEY = "sk-bench-admin-0123456789"
 CONFIGURATIONS = ("smart-chat", "cheap-chat", "tools", "embed", "legacy", "support-bot")
@@ -281,9 +287,55 @@ def generate(path: Path, rows: int, now: datetime) -> None:
         " GROUP BY 1, 2, 3, 4, 5, 6"
     )
     connection.commit()
-    connection.execute("ANALYZE")
     connection.close()
+    engine = create_engine(f"sqlite:///{path}")
+    with engine.begin() as sync:
+        backfill_rollup(sync)  # the writer's own aggregation (gateway.telemetry.rollup)
+        sync.exec_driver_sql("ANALYZE")
+    engine.dispose()
     print(f"generated {rows:,} rows in {time.perf_counter() - started:.1f} s", flush=True)
+
+
+def _converter(column: Column[Any]) -> Any:
+    """SQLite's stored value to the Python value asyncpg's COPY takes for the column."""
+    kind = column.type
+    if isinstance(kind, UtcDateTime):
+        return lambda v: None if v is None else datetime.fromisoformat(v).replace(tzinfo=UTC)
+    if isinstance(kind, Date):
+        return lambda v: None if v is None else date.fromisoformat(v)
+    if isinstance(kind, Numeric) and kind.asdecimal:
+        return lambda v: None if v is None else Decimal(str(v))
+    return lambda v: v
+
+
+async def copy_to_postgres(path: Path, url: str) -> None:
+    """Every generated table, from the SQLite file into the PostgreSQL database at ``url``."""
+    import asyncpg
+
+    started = time.perf_counter()
+    dsn = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+    source = sqlite3.connect(path)
+    target = await asyncpg.connect(dsn)
+    try:
+        for table in (telemetry, usage_daily, telemetry_hourly, telemetry_hourly_latency):
+            names = [column.name for column in table.columns]
+            converters = [_converter(column) for column in table.columns]
+            await target.execute(f"TRUNCATE {table.name}")
+            cursor = source.execute(f"SELECT {', '.join(names)} FROM {table.name}")
+            while batch := cursor.fetchmany(50_000):
+                records = [
+                    tuple(convert(value) for convert, value in zip(converters, row, strict=True))
+                    for row in batch
+                ]
+                await target.copy_records_to_table(table.name, records=records, columns=names)
+        await target.execute(
+            "SELECT setval(pg_get_serial_sequence('telemetry', 'id'), max(id)) FROM telemetry"
+        )
+        await target.execute("VACUUM ANALYZE")
+    finally:
+        await target.close()
+        source.close()
+    print(f"copied into PostgreSQL in {time.perf_counter() - started:.1f} s", flush=True)
 
 
 class Server:
@@ -317,7 +369,7 @@ class Server:
 
 
 def pages(url: str) -> list[str]:
-    engine = create_engine(url.replace("+aiosqlite", ""))
+    engine = create_engine(url)
     with engine.connect() as connection:
         top = connection.execute(select(func.max(telemetry.c.id))).scalar_one()
     engine.dispose()
@@ -345,6 +397,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--keep", type=Path, help="reuse or keep the SQLite file at PATH")
+    parser.add_argument("--url", help="serve from this PostgreSQL database (emptied first)")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="console-bench-"))
     path = args.keep or folder / "console.db"
@@ -353,12 +406,17 @@ def main() -> None:
     upgrade(url)
     if fresh:
         generate(path, args.rows, datetime.now(UTC))
+    if args.url:
+        upgrade(args.url)
+        asyncio.run(copy_to_postgres(path, args.url))
+        url = args.url
+    print(f"database: {make_url(url).get_backend_name()}", flush=True)
     server = Server(url)
     headers = {"authorization": f"Bearer {ADMIN_KEY}"}
     print(f"{'page':<52} {'status':>6} {'cold ms':>8} {'median':>8} {'worst':>8}")
     try:
         with httpx.Client(base_url=server.url, headers=headers, timeout=60) as client:
-            for page in pages(url):
+            for page in pages(f"sqlite:///{path}"):  # the same ids on either database
                 times = []
                 status = 0
                 for _ in range(args.runs + 1):

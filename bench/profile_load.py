@@ -8,7 +8,7 @@ the top functions by own time (the sample's innermost frame) and by inclusive ti
 (the function is anywhere on the stack), each as a share of all samples.
 
     python bench/profile_load.py [--model fixed|routed] [--stream] [--duration 15]
-                                 [--top 25] [--native]
+                                 [--top 25] [--native] [--gil]
 """
 
 from __future__ import annotations
@@ -72,6 +72,12 @@ def main() -> int:
     parser.add_argument("--duration", type=int, default=15)
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--native", action="store_true", help="include C frames (py-spy)")
+    parser.add_argument(
+        "--gil",
+        action="store_true",
+        help="only samples of the thread holding the GIL (py-spy --gil): no runnable-but-"
+        "waiting threads on a loaded machine",
+    )
     args = parser.parse_args()
     for tool in ("wrk", "py-spy"):
         if shutil.which(tool) is None:
@@ -97,13 +103,16 @@ def main() -> int:
         command += ["--nonblocking"]
         if args.native:
             command.append("--native")
+        if args.gil:
+            command.append("--gil")
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         load.join()
     finally:
         stop(gateway)
         stop(upstream)
     print(
-        f"conditions: py-spy record --rate 250 --nonblocking, {args.duration} s, wrk -t1 c=32, "
+        f"conditions: py-spy record --rate 250 --nonblocking{' --gil' if args.gil else ''}, "
+        f"{args.duration} s, wrk -t1 c=32, "
         f"model {args.model}{', stream' if args.stream else ''}, one gateway process, "
         f"{os.cpu_count()} cores"
     )

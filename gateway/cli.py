@@ -262,7 +262,7 @@ def _serve(args: argparse.Namespace) -> int:
         _empty_metrics_directory(Path(os.environ[MULTIPROCESS_ENV]))
     from gateway.api.app import create_app
 
-    app = create_app(config, config_file=config_file, digest=loaded.digest)
+    app = create_app(config, config_file=config_file, digest=loaded.digest, settle_collector=True)
     uvicorn.run(app, **common)
     return 0
 

@@ -27,10 +27,37 @@ _CHATTER = ("Context impl ", "Will assume ", "setup plugin ")
 
 
 class AlembicChatter(logging.Filter):
-    """Drops Alembic's start-up chatter; "Running upgrade ..." lines still show."""
+    """Drops Alembic's start-up chatter; "Running upgrade ..." lines still show.
+
+    It reads the line's format string (Alembic's start with the chatter's words), not the
+    formatted message: every line passes here, and the handler formats it once anyway."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not (record.levelno <= logging.INFO and record.getMessage().startswith(_CHATTER))
+        if record.levelno > logging.INFO:
+            return True
+        message = record.msg
+        return not (isinstance(message, str) and message.startswith(_CHATTER))
+
+
+class TextFormatter(logging.Formatter):
+    """``logging.Formatter`` whose time stamp (local time, to the second) is formatted once
+    per second rather than once per line (``time.strftime`` on every access line): the
+    same text."""
+
+    # (second, its stamp), replaced as one tuple: a line formatted on another thread
+    # meanwhile reads a matching pair.
+    _last: tuple[int, str] = (-1, "")
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        msec_format = self.default_msec_format
+        if datefmt is not None or self.datefmt is not None or msec_format is None:
+            return super().formatTime(record, datefmt)
+        second = int(record.created)
+        last_second, stamp = self._last
+        if second != last_second:
+            stamp = time.strftime(self.default_time_format, self.converter(second))
+            self._last = (second, stamp)
+        return msec_format % (stamp, record.msecs)
 
 
 class StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
@@ -158,7 +185,9 @@ class JsonFormatter(logging.Formatter):
 def logging_config(log_format: LogFormat = "text", level: str = "INFO") -> dict[str, Any]:
     """A ``logging.config.dictConfig`` dictionary for the whole process."""
     formatter: dict[str, Any] = (
-        {"()": f"{__name__}.JsonFormatter"} if log_format == "json" else {"format": TEXT_FORMAT}
+        {"()": f"{__name__}.JsonFormatter"}
+        if log_format == "json"
+        else {"class": f"{__name__}.TextFormatter", "format": TEXT_FORMAT}
     )
     quiet = {"level": "WARNING"}
     return {

@@ -39,6 +39,7 @@ from gateway.pipeline.service import Pipeline
 from gateway.pipeline.snapshots import SnapshotSource
 from gateway.routing.exploration import ExplorationCounts
 from gateway.signals.refresher import SignalRefresher, SignalStore
+from gateway.telemetry.overview import SettledDays
 from gateway.telemetry.retention import Retention
 from gateway.telemetry.writer import TelemetryWriter, WriterSettings
 from gateway.upstream.base import Adapter
@@ -91,6 +92,8 @@ class Runtime:
         self.retention: Retention | None = None
         if config.telemetry.enabled:
             self.retention = Retention(self.engine, config.telemetry.retention_days)
+        # The console Overview's figures of settled days (gateway.telemetry.overview).
+        self.overview_days = SettledDays()
         self._redis: Redis | None = None
         self._signal_store: SignalStore | None = None
         if config.redis.url:

@@ -8,30 +8,30 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from litestar import Litestar
+from litestar.exceptions import HTTPException
 from litestar.types import ASGIApp, Receive, Scope, Send
 
+from gateway import allocator
 from gateway.api.admin import AdminController
-from gateway.api.connection import error_head
 from gateway.api.console.access import build_signer
 from gateway.api.console.routes import CONSOLE_HANDLERS
-from gateway.api.errors import EXCEPTION_HANDLERS
+from gateway.api.errors import EXCEPTION_HANDLERS, from_http_exception
 from gateway.api.keyless import keyless_guard
 from gateway.api.models import list_models
 from gateway.api.proxy import PROXY_HANDLERS, RAW_HANDLERS
 from gateway.api.reload import ConfigWatcher
 from gateway.api.system import healthz, metrics, readyz
 from gateway.auth import is_keyless
-from gateway.domain.errors import GatewayError
+from gateway.domain.errors import GatewayError, as_gateway_error
 from gateway.domain.settings import GatewayConfig
 from gateway.runtime import Runtime
 from gateway.upstream.http import Transport
 from gateway.usage.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
-_FAILED_HEADERS, _FAILED_BODY = error_head(
-    GatewayError("The gateway failed to handle the request.")
-)
+_ENCODER = msgspec.json.Encoder()
 
 
 class GatewayApp(Litestar):
@@ -41,10 +41,14 @@ class GatewayApp(Litestar):
     Those handlers are raw ASGI already; what the framework adds around them (exception
     middleware, router, send wrapper) cost about a tenth of a call's CPU under load
     (docs/performance.md). Every other path, and these with a trailing slash, go through
-    Litestar as before. An unexpected exception still answers a 500 envelope.
+    Litestar as before. An exception past the handler answers as Litestar's exception
+    handlers would (tests/unit/api/test_fast_paths.py compares the two routes).
     """
 
     fast_paths: dict[str, ASGIApp]
+    # A serving process (``gateway serve``, each worker) settles the cycle collector once
+    # its lifespan has started (gateway.allocator.settle_collector); tests' apps leave it.
+    settles_collector: bool = False
 
     @staticmethod
     def _get_default_plugins(plugins: list[Any]) -> list[Any]:
@@ -58,25 +62,39 @@ class GatewayApp(Litestar):
         if scope["type"] == "http":
             handler = self.fast_paths.get(scope["path"])
             if handler is not None:
-                scope["app"] = scope["litestar_app"] = self
+                scope["app"] = scope["litestar_app"] = self  # as Litestar.__call__ sets them
+                scope.setdefault("state", {})
                 await _answering_failures(handler, scope, receive, send)
                 return
         await super().__call__(scope, receive, send)
 
 
 async def _answering_failures(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
-    """What Litestar's exception middleware did for these paths: a bug of ours answers a 500
-    envelope (the type logged, never the message: it can carry request data)."""
+    """What Litestar's exception handlers (gateway.api.errors) do on the router's route: an
+    error of the tree answers its own status, envelope and headers; anything else is a bug
+    of ours, a 500 envelope (its type logged, never its message: it can carry request
+    data)."""
     try:
         await app(scope, receive, send)
     except Exception as exc:
-        log.error("unhandled %s on %s", type(exc).__name__, scope["path"])
+        if isinstance(exc, HTTPException):
+            error = from_http_exception(exc)
+        else:
+            if not isinstance(exc, GatewayError):
+                log.error("unhandled %s on %s", type(exc).__name__, scope["path"])
+            error = as_gateway_error(exc)
+        body = _ENCODER.encode(error.envelope())
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ]
+        headers.extend((k.encode(), v.encode("latin-1")) for k, v in error.headers().items())
         try:
-            start = {"type": "http.response.start", "status": 500, "headers": _FAILED_HEADERS}
+            start = {"type": "http.response.start", "status": error.http_status, "headers": headers}
             await send(start)  # type: ignore[arg-type]
         except Exception:
             raise exc from None  # the answer had started: the server ends the connection
-        await send({"type": "http.response.body", "body": _FAILED_BODY, "more_body": False})
+        await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 def create_app(
@@ -86,9 +104,12 @@ def create_app(
     counter: TokenCounter | None = None,
     config_file: Path | None = None,
     digest: str | None = None,
+    settle_collector: bool = False,
 ) -> Litestar:
     """``config_file``: where ``config`` was read from (its bytes' ``digest``); the process
-    then reloads it on SIGHUP and when it changes (gateway.api.reload)."""
+    then reloads it on SIGHUP and when it changes (gateway.api.reload). ``settle_collector``:
+    this app is the process's (``gateway serve``): the cycle collector is settled once
+    it has started (gateway.allocator)."""
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -98,6 +119,8 @@ def create_app(
         watcher = ConfigWatcher(runtime, config_file) if config_file is not None else None
         if watcher is not None:
             await watcher.start()
+        if isinstance(app, GatewayApp) and app.settles_collector:
+            allocator.settle_collector()
         try:
             yield
         finally:
@@ -125,6 +148,7 @@ def create_app(
         openapi_config=None,
         debug=False,
     )
+    app.settles_collector = settle_collector
     app.fast_paths = {
         path: keyless_guard(handler) if keyless else handler
         for path, handler in RAW_HANDLERS.items()

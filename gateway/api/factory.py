@@ -28,4 +28,4 @@ def app_from_env() -> Litestar:
         for problem in error.problems:
             log.error("%s: %s", path, problem)
         raise SystemExit(1) from None
-    return create_app(loaded.config, config_file=path, digest=loaded.digest)
+    return create_app(loaded.config, config_file=path, digest=loaded.digest, settle_collector=True)

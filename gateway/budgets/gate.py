@@ -126,8 +126,11 @@ class DatabaseBudgets:
     ) -> Reservation | None:
         """Hold the worst case; a fallback's hold covers its own budget (the primary's hold
         covers the key's)."""
+        held_key = None if fallback else key
+        if configuration.budget is None and (held_key is None or held_key.budget is None):
+            return None  # no budget at all (most calls): not even the clock is read
         now = self._clock()
-        lines = budget_lines(None if fallback else key, configuration, now)
+        lines = budget_lines(held_key, configuration, now)
         if not lines:
             return None  # no budget applies: no database round trip
         held, bounded = ONE_REQUEST, False

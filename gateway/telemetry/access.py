@@ -65,8 +65,7 @@ def _emit(
         "requestId": request_id,
         "errorClass": error_class,
     }
-    ACCESS.info(
-        _LINE,
+    args = (
         method,
         path,
         status,
@@ -75,8 +74,13 @@ def _emit(
         latency_ms,
         request_id,
         f" error={error_class}" if error_class else "",
-        extra={"http": fields},
     )
+    # What ACCESS.info() does, less its walk up the stack for the caller's file and line
+    # (no format prints them): one line per call, so that walk was a tenth of its cost.
+    record = ACCESS.makeRecord(
+        ACCESS.name, logging.INFO, __file__, 0, _LINE, args, None, "log_call", {"http": fields}
+    )
+    ACCESS.handle(record)
 
 
 def _printable(text: str, limit: int = 128) -> str:

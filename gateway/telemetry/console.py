@@ -6,7 +6,7 @@ Calls are paged by id (keyset), newest first: a page costs the same at any depth
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -14,7 +14,7 @@ import msgspec
 from sqlalchemy import ColumnElement, and_, case, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gateway.db.tables import telemetry, usage_daily
+from gateway.db.tables import telemetry
 from gateway.domain.signals import Signal
 
 FIXED_MODE = "fixed"  # the mode filter's value for calls that took no decision
@@ -244,92 +244,3 @@ async def provider_figures(engine: AsyncEngine, since: datetime) -> list[dict[st
         }
         for row in rows
     ]
-
-
-async def usage_overview(engine: AsyncEngine, first_day: date) -> dict[str, Any]:
-    """Calls, tokens and cost from ``usage_daily`` since ``first_day``: per day, and the
-    top configurations, keys and served models by cost."""
-    u = usage_daily.c
-    since = u.day >= first_day
-    sums = (
-        func.sum(u.requests).label("calls"),
-        func.sum(u.input_tokens).label("input"),
-        func.sum(u.output_tokens).label("output"),
-        func.sum(u.cost).label("cost"),
-    )
-    async with engine.connect() as connection:
-        total = (await connection.execute(select(*sums).where(since))).mappings().one()
-        per_day = (
-            (await connection.execute(select(u.day, *sums).where(since).group_by(u.day)))
-            .mappings()
-            .all()
-        )
-        tops: dict[str, list[dict[str, Any]]] = {}
-        for name, column in (
-            ("configurations", u.configuration),
-            ("keys", u.api_key_id),
-            ("models", u.model),
-        ):
-            query = (
-                select(column.label("name"), *sums)
-                .where(since)
-                .group_by(column)
-                .order_by(func.sum(u.cost).desc(), column)
-                .limit(10)
-            )
-            rows = (await connection.execute(query)).mappings().all()
-            tops[name] = [
-                {"name": r["name"], "calls": int(r["calls"] or 0), "cost": _sum(r["cost"])}
-                for r in rows
-            ]
-    by_day = {r["day"]: _sum(r["cost"]) for r in per_day}
-    return {
-        "calls": int(total["calls"] or 0),
-        "inputTokens": int(total["input"] or 0),
-        "outputTokens": int(total["output"] or 0),
-        "cost": _sum(total["cost"]),
-        "costPerDay": by_day,
-        "top": tops,
-    }
-
-
-def _sum(value: Any) -> str:
-    return format(Decimal(str(value or 0)).normalize(), "f")
-
-
-SAMPLE_CALLS = 20_000  # the latest calls of a range that the Overview's rates are read from
-
-
-def _nearest_rank(ordered: list[float], percent: int) -> float | None:
-    if not ordered:
-        return None
-    rank = max(1, -(-percent * len(ordered) // 100))
-    return ordered[rank - 1]
-
-
-async def recent_figures(
-    engine: AsyncEngine, since: datetime, limit: int = SAMPLE_CALLS
-) -> dict[str, Any]:
-    """Error rate, cache hit rate, latency and stream TTFT percentiles of the latest
-    ``limit`` calls since ``since``: a bounded read (newest first on the created_at
-    index), whatever the range."""
-    query = (
-        select(_t.success, _t.cache_hit, _t.latency_ms, _t.time_to_first_token_ms)
-        .where(_t.created_at >= since)
-        .order_by(_t.created_at.desc())
-        .limit(limit)
-    )
-    async with engine.connect() as connection:
-        rows = (await connection.execute(query)).all()
-    latencies = sorted(float(r[2]) for r in rows)
-    ttfts = sorted(float(r[3]) for r in rows if r[3] is not None)
-    return {
-        "calls": len(rows),
-        "errors": sum(1 for r in rows if not r[0]),
-        "cacheHits": sum(1 for r in rows if r[1]),
-        "latencyP50Ms": _nearest_rank(latencies, 50),
-        "latencyP95Ms": _nearest_rank(latencies, 95),
-        "streams": len(ttfts),
-        "ttftP50Ms": _nearest_rank(ttfts, 50),
-        "ttftP95Ms": _nearest_rank(ttfts, 95),
-    }

@@ -169,9 +169,7 @@ class UpstreamHTTP:
             _yarl_url(url),
             data=content,
             headers=headers,
-            timeout=aiohttp.ClientTimeout(
-                sock_connect=wait_seconds, sock_read=wait_seconds, connect=wait_seconds
-            ),
+            timeout=_timeout(wait_seconds),
             allow_redirects=False,
             auto_decompress=False,
         )
@@ -223,6 +221,16 @@ def _session() -> aiohttp.ClientSession:
 def _yarl_url(url: str) -> yarl.URL:
     """Parsed once per provider and endpoint, not per call."""
     return yarl.URL(url)
+
+
+@functools.lru_cache(maxsize=64)
+def _timeout(wait_seconds: float) -> aiohttp.ClientTimeout:
+    """One (frozen) ClientTimeout per bound: most calls are bounded by their provider's
+    ``timeoutSeconds`` (only a call near its deadline gets a value of its own), and
+    building one cost about as much as the rest of ``post``."""
+    return aiohttp.ClientTimeout(
+        sock_connect=wait_seconds, sock_read=wait_seconds, connect=wait_seconds
+    )
 
 
 @functools.lru_cache(maxsize=1024)

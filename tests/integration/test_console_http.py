@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from gateway.routing.latency_buckets import bucket_of, bucket_value
 from tests.support.console import console_yaml, csrf_of, signed_in
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.gateway import ADMIN_KEY, TEST_KEY, RunningGateway
@@ -242,11 +243,15 @@ def test_the_overview_counts_the_calls_their_cost_and_their_rates(
     assert overview["totals"]["inputTokens"] == sum(r["actual_input_tokens"] for r in served)
     cost = sum(r["actual_cost"] for r in served)
     assert overview["totals"]["cost"] == format(cost.normalize(), "f")
-    sample = overview["sample"]
-    assert (sample["calls"], sample["errors"], sample["cacheHits"]) == (4, 1, 0)
-    latencies = sorted(r["latency_ms"] for r in rows)
-    assert sample["latencyP50Ms"] == pytest.approx(latencies[1])  # nearest rank: 2 of 4
-    assert sample["latencyP95Ms"] == pytest.approx(latencies[3])
+    rates = overview["rates"]
+    assert (rates["calls"], rates["errors"], rates["cacheHits"], rates["fallbacks"]) == (4, 1, 0, 0)
+    # Percentiles: the rollup's histogram of the first-attempt successes, as its buckets read.
+    latency = overview["latency"]
+    latencies = sorted(r["latency_ms"] for r in served)
+    assert latency["calls"] == 3 and latency["streams"] == 0
+    assert latency["p50Ms"] == bucket_value(bucket_of(latencies[1]))  # nearest rank: 2 of 3
+    assert latency["p95Ms"] == bucket_value(bucket_of(latencies[2]))
+    assert latency["ttftP50Ms"] is None  # no stream
     (today,) = overview["costPerDay"]
     assert today["cost"] == overview["totals"]["cost"]
     assert overview["top"]["configurations"][0]["name"] == "steady"

@@ -49,6 +49,7 @@ def test_serve_migrates_in_a_child_so_the_server_never_loads_alembic(tmp_path: P
         def serve(app, **options):  # stands in for the server: what has been loaded?
             loaded = {{name.split(".")[0] for name in sys.modules}}
             print("alembic loaded:", "alembic" in loaded)
+            print("settles the collector:", app.settles_collector)
             for name in ("httpx", "rich", "pygments", "pydantic"):
                 print(f"{{name}} loaded:", name in loaded)
 
@@ -59,6 +60,7 @@ def test_serve_migrates_in_a_child_so_the_server_never_loads_alembic(tmp_path: P
         tmp_path,
     )
     assert "alembic loaded: False" in out
+    assert "settles the collector: True" in out  # gateway.allocator.settle_collector
     for name in ("httpx", "rich", "pygments", "pydantic"):  # about 17 MB resident together
         assert f"{name} loaded: False" in out
     import sqlite3

@@ -53,3 +53,49 @@ def test_trim_hands_freed_heap_pages_back() -> None:
 
 def test_the_arena_parameter_is_glibcs() -> None:
     assert allocator.M_ARENA_MAX == -8  # malloc.h: #define M_ARENA_MAX -8
+
+
+def test_settling_the_collector_freezes_what_is_alive_and_collects_the_young_less_often() -> None:
+    code = (
+        "import gc\n"
+        "from gateway import allocator\n"
+        "before = gc.get_threshold()\n"
+        "allocator.settle_collector()\n"
+        "after = gc.get_threshold()\n"
+        "print(gc.get_freeze_count() > 0, after[0], after[1:] == before[1:])\n"
+    )
+    assert _run(code) == f"True {allocator.YOUNG_THRESHOLD} True"
+
+
+def test_a_serving_apps_lifespan_settles_the_collector_and_other_apps_leave_it() -> None:
+    """``gateway serve`` and each worker ask for it (create_app(settle_collector=True));
+    an app a test builds leaves the test process's collector as it is."""
+    code = (
+        "import asyncio, gc, sys, tempfile\n"
+        "from pathlib import Path\n"
+        "from litestar.testing import AsyncTestClient\n"
+        "from gateway.api.app import create_app\n"
+        "from gateway.config.loader import load_config_text\n"
+        "from gateway.db.migrate import upgrade\n"
+        "db = Path(tempfile.mkdtemp()) / 'g.db'\n"
+        "config = load_config_text(f'''\n"
+        'database: {{url: "sqlite+aiosqlite:///{db}"}}\n'
+        "auth: {{allowUnauthenticated: true}}\n"
+        'providers: [{{id: p, adapter: openai, baseUrl: "http://127.0.0.1:9/v1"}}]\n'
+        "models: [{{id: m, provider: p, name: gpt-4o-mini}}]\n"
+        "configurations: [{{id: c, mode: fixed, model: m}}]\n"
+        "''')\n"
+        "upgrade(config.database.url)\n"
+        "default = gc.get_threshold()[0]\n"
+        "async def main(settle):\n"
+        "    async with AsyncTestClient(create_app(config, settle_collector=settle)):\n"
+        "        young = gc.get_threshold()[0]\n"
+        "        return gc.get_freeze_count() > 0, 'default' if young == default else young\n"
+        "print(*asyncio.run(main(sys.argv[1] == 'yes')))\n"
+    )
+    for flag, expected in (("no", "False default"), ("yes", f"True {allocator.YOUNG_THRESHOLD}")):
+        result = subprocess.run(
+            [sys.executable, "-c", code, flag], capture_output=True, text=True, timeout=120
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.split("\n")[-2] == expected

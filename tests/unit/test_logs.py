@@ -100,3 +100,24 @@ def test_lines_reach_stderr_whole_in_order_and_in_batches(
     handler.stop()
     assert stream.getvalue().splitlines() == [f"line {index}" for index in range(2000)]
     assert stream.writes < 100  # one write per batch, not per line
+
+
+def test_the_text_time_stamp_is_the_standard_one_and_follows_each_second() -> None:
+    """TextFormatter formats the time once per second: a line of the next second (or of an
+    earlier one, from another thread) gets its own stamp, the same as logging's."""
+    ours, standard = logs.TextFormatter(logs.TEXT_FORMAT), logging.Formatter(logs.TEXT_FORMAT)
+    base = 1_700_000_000.0
+    for created in (base + 0.25, base + 0.75, base + 1.5, base + 0.9, base + 3600.001):
+        record = _record("a line")
+        record.created, record.msecs = created, int((created - int(created)) * 1000) + 0.0
+        assert ours.format(record) == standard.format(record)
+    assert logging_config("text")["formatters"]["gateway"]["class"] == "gateway.logs.TextFormatter"
+
+
+def test_chatter_is_recognised_by_alembics_format_strings() -> None:
+    chatter = AlembicChatter()
+    record = _record("Context impl %s.")
+    record.args = ("SQLiteImpl",)
+    assert not chatter.filter(record)
+    warning = _record("Context impl %s.", logging.WARNING)
+    assert chatter.filter(warning)  # a warning always shows

@@ -21,9 +21,8 @@ from gateway.telemetry.console import (
     iso,
     list_calls,
     provider_figures,
-    recent_figures,
-    usage_overview,
 )
+from gateway.telemetry.overview import overview_figures
 
 ERROR_CLASSES: tuple[str, ...] = (
     "upstream_timeout",
@@ -193,22 +192,20 @@ async def overview_data(runtime: Runtime, params: dict[str, str], now: datetime)
         raise InvalidRequest(f"Unknown range '{chosen}' (today, 7d, 30d).", param="range")
     today = now.astimezone(UTC).date()
     first = today - timedelta(days=RANGE_DAYS[chosen] - 1)
-    usage = await usage_overview(runtime.engine, first)
-    start = datetime.combine(first, datetime.min.time(), UTC)
-    sample = await recent_figures(runtime.engine, start)
+    figures = await overview_figures(runtime.engine, first, now, runtime.overview_days)
     days = [first + timedelta(days=n) for n in range((today - first).days + 1)]
-    per_day = usage["costPerDay"]
+    per_day = figures["costPerDay"]
     return {
         "range": chosen,
         "since": first.isoformat(),
-        "source": "usage_daily",
         "totals": {
-            "calls": usage["calls"],
-            "cost": usage["cost"],
-            "inputTokens": usage["inputTokens"],
-            "outputTokens": usage["outputTokens"],
+            "calls": figures["calls"],
+            "cost": figures["cost"],
+            "inputTokens": figures["inputTokens"],
+            "outputTokens": figures["outputTokens"],
         },
-        "sample": sample,
+        "rates": figures["rates"],
+        "latency": figures["latency"],
         "costPerDay": [{"day": d.isoformat(), "cost": per_day.get(d, "0")} for d in days],
-        "top": usage["top"],
+        "top": figures["top"],
     }

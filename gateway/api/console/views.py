@@ -35,21 +35,22 @@ RANGES: tuple[tuple[str, str], ...] = (("today", "Today"), ("7d", "7 days"), ("3
 
 def overview_page(data: dict[str, Any], frame: Frame) -> str:
     totals = data["totals"]
-    sample = data["sample"]
+    rates = data["rates"]
+    latency = data["latency"]
     chosen = data["range"]
     links = " · ".join(_range_link(key, label, chosen) for key, label in RANGES)
     cards = "".join(
         [
             card("Calls answered", count(totals["calls"])),
-            card("Error rate", percent(sample["errors"], sample["calls"])),
+            card("Error rate", percent(rates["errors"], rates["calls"])),
             card("Cost", usd(totals["cost"])),
             card("Input tokens", count(totals["inputTokens"])),
             card("Output tokens", count(totals["outputTokens"])),
-            card("Cache hit rate", percent(sample["cacheHits"], sample["calls"])),
-            card("Latency p50", ms(sample["latencyP50Ms"])),
-            card("Latency p95", ms(sample["latencyP95Ms"])),
-            card("Stream TTFT p50", ms(sample["ttftP50Ms"])),
-            card("Stream TTFT p95", ms(sample["ttftP95Ms"])),
+            card("Cache hit rate", percent(rates["cacheHits"], rates["calls"])),
+            card("Latency p50", ms(latency["p50Ms"])),
+            card("Latency p95", ms(latency["p95Ms"])),
+            card("Stream TTFT p50", ms(latency["ttftP50Ms"])),
+            card("Stream TTFT p95", ms(latency["ttftP95Ms"])),
         ]
     )
     days = [(d["day"], float(d["cost"])) for d in data["costPerDay"]]
@@ -63,9 +64,11 @@ def overview_page(data: dict[str, Any], frame: Frame) -> str:
     )
     body = (
         f'<h1>Overview</h1><p class="note">Range: {links} (UTC days, since '
-        f"{esc(data['since'])}). Calls, tokens and cost: every call of the range "
-        f"({esc(data['source'])}); rates and percentiles: its latest "
-        f"{count(sample['calls'])} calls.</p>"
+        f"{esc(data['since'])}). Calls answered, tokens and cost: every answered call of "
+        f"the range; error and cache hit rates: all its {count(rates['calls'])} calls. "
+        "Percentiles come from the latency histogram (within about 9 %) of the "
+        f"{count(latency['calls'])} calls that succeeded at the first attempt and were "
+        "not cache hits.</p>"
         f'<section aria-label="Totals" class="cards">{cards}</section>'
         f"<h2>Cost per day</h2>{bar_chart(days, label='Cost per day')}"
         f'<div class="twocol">{tops}</div>'

@@ -58,3 +58,44 @@ async def test_money_keeps_ten_decimal_places(engine: AsyncEngine) -> None:
 def test_described_errors_are_one_line_without_parameters() -> None:
     error = RuntimeError("boom\n[SQL: INSERT ...]\n[parameters: ('secret',)]")
     assert describe_error(error) == "RuntimeError: boom"
+
+
+async def test_sqlite_writes_a_batch_of_rows_in_one_statement(tmp_path: Path) -> None:
+    """An executemany of many rows (the telemetry writer's batch) is one multi-row INSERT
+    on SQLite, and every row lands once."""
+    from sqlalchemy import event, func
+
+    engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'g.db'}")
+    statements: list[tuple[str, bool]] = []
+
+    def seen(
+        conn: object, cursor: object, sql: str, params: object, ctx: object, many: bool
+    ) -> None:
+        if sql.startswith("INSERT"):
+            statements.append((sql, many))
+
+    event.listen(engine.sync_engine, "before_cursor_execute", seen)
+    rows = [
+        {
+            "set_id": f"s{i}",
+            "provider": "p",
+            "model": "m",
+            "prompt_count": 1,
+            "passed_count": 1,
+            "mean_score": 1.0,
+            "run_at": datetime.now(UTC),
+        }
+        for i in range(300)
+    ]
+    try:
+        async with engine.begin() as connection:
+            await connection.run_sync(eval_results.create, checkfirst=True)
+            await connection.execute(eval_results.insert(), rows)
+            count = (
+                await connection.execute(select(func.count()).select_from(eval_results))
+            ).scalar()
+    finally:
+        await engine.dispose()
+    assert count == 300
+    ((sql, _),) = statements  # one statement holding every row
+    assert sql.count("), (") == len(rows) - 1

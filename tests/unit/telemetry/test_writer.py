@@ -15,7 +15,7 @@ from gateway.db import migrate
 from gateway.db.engine import create_engine
 from gateway.db.tables import telemetry, usage_daily
 from gateway.telemetry.retention import Retention
-from gateway.telemetry.writer import TelemetryWriter, WriterSettings
+from gateway.telemetry.writer import TelemetryWriter, WriterSettings, pieces
 from tests.unit.telemetry.factory import NOW, make_record
 
 
@@ -191,3 +191,42 @@ async def test_start_purges_once_straight_away(engine: AsyncEngine) -> None:
     await retention.stop()
     assert retention.purged == 1
     assert await _count(engine) == 0
+
+
+def test_a_batch_goes_in_pieces_of_a_few_sizes_each_row_once() -> None:
+    for count in (0, 1, 2, 3, 7, 255, 256, 500, 1000):
+        rows = [{"n": index} for index in range(count)]
+        split = pieces(rows)
+        assert [row for piece in split for row in piece] == rows  # each row once, in order
+        sizes = [len(piece) for piece in split]
+        assert all(size & (size - 1) == 0 for size in sizes)  # powers of two
+        assert sizes == sorted(set(sizes), reverse=True)  # each size at most once
+
+
+async def test_batches_of_many_sizes_prepare_a_few_statements(tmp_path: Path) -> None:
+    """SQLite keeps every statement it has prepared (about a megabyte for hundreds of
+    rows): batches of 1 to 300 rows use only the nine statement shapes of 1 to 256 rows."""
+    from sqlalchemy import event
+
+    url = f"sqlite+aiosqlite:///{tmp_path / 'g.db'}"
+    migrate.upgrade(url)
+    engine = create_engine(url)
+    shapes: set[str] = set()
+
+    def seen(*args: Any) -> None:
+        sql: str = args[2]
+        if sql.startswith("INSERT INTO telemetry "):
+            shapes.add(sql)
+
+    event.listen(engine.sync_engine, "before_cursor_execute", seen)
+    writer = TelemetryWriter(engine, WriterSettings(batch_size=1000))
+    try:
+        for size in range(1, 301, 7):
+            for index in range(size):
+                writer.submit(make_record(request_id=f"{size}-{index}"))
+            await writer.flush()
+        assert await _count(engine) == sum(range(1, 301, 7))
+    finally:
+        await writer.stop()
+        await engine.dispose()
+    assert len(shapes) <= 9

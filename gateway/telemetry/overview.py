@@ -1,0 +1,221 @@
+"""The console Overview's figures over whole UTC days, from the aggregates the telemetry
+writer keeps (docs/console.md#overview): no telemetry row is read, whatever the range.
+
+- ``usage_daily``: calls answered, tokens, cost, cost per day, and the top
+  configurations, keys and served models by cost.
+- ``telemetry_hourly``: every call of the range (answered or not, cache hits
+  included): calls, errors (``success = 0``), cache hits, fallbacks
+  (``fallback_attempts > 0``) and streams.
+- ``telemetry_hourly_latency``: the latency histogram of the call-history population
+  (first-attempt, uncached successes that something served), from which the latency
+  and the streams' time to first token percentiles are read (nearest rank on the
+  fixed log-scale buckets, gateway.routing.latency_buckets: within about 9 %).
+
+A range starts at a UTC midnight and has no end, so it is made of whole rollup hours:
+the writer adds each batch to its hours, the current one included, in the
+transaction that inserts the rows, so the rollup's hours from the range's start hold
+exactly the rows from that moment on (docs/telemetry.md#telemetry_hourly).
+
+The rollup of a busy month is large (a row per hour and key), so each process keeps
+the rollup figures of the days that ended more than ``SETTLE`` ago (:class:`SettledDays`)
+and reads again from the database only today (and yesterday, until it settles). A
+settled day is read again ``REREAD_SECONDS`` after it was read, at most
+``REREAD_PER_READ`` per Overview, so rows written late (a stream longer than
+``SETTLE``, a batch retried through a database outage) and retention purges show
+within minutes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import ColumnElement, func, or_, select
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from gateway.db.rollup_tables import telemetry_hourly, telemetry_hourly_latency
+from gateway.db.tables import usage_daily
+from gateway.routing.latency_buckets import percentile
+from gateway.telemetry.rollup import TTFT
+
+TOP = 10  # configurations, keys and served models listed by cost
+STREAM = "stream"
+SETTLE = timedelta(hours=1)
+REREAD_SECONDS = 600.0
+REREAD_PER_READ = 3
+KEPT_DAYS = 31  # the longest range: older days are forgotten
+DAY = timedelta(days=1)
+
+_h = telemetry_hourly.c
+_l = telemetry_hourly_latency.c
+_u = usage_daily.c
+_RATES = ("calls", "errors", "cache_hits", "fallbacks", "streams")
+
+
+@dataclass(slots=True)
+class RollupFigures:
+    """What the Overview sums from the hourly rollup over some hours."""
+
+    calls: int = 0
+    errors: int = 0
+    cache_hits: int = 0
+    fallbacks: int = 0
+    streams: int = 0
+    total: dict[int, int] = field(default_factory=dict)  # latency buckets, every operation
+    ttft: dict[int, int] = field(default_factory=dict)  # time to first token, streams
+
+    def add(self, other: RollupFigures) -> None:
+        self.calls += other.calls
+        self.errors += other.errors
+        self.cache_hits += other.cache_hits
+        self.fallbacks += other.fallbacks
+        self.streams += other.streams
+        for mine, theirs in ((self.total, other.total), (self.ttft, other.ttft)):
+            for bucket, calls in theirs.items():
+                mine[bucket] = mine.get(bucket, 0) + calls
+
+    def rates(self) -> dict[str, int]:
+        return {
+            "calls": self.calls,
+            "errors": self.errors,
+            "cacheHits": self.cache_hits,
+            "fallbacks": self.fallbacks,
+            "streams": self.streams,
+        }
+
+    def latency(self) -> dict[str, Any]:
+        return {
+            "calls": sum(self.total.values()),
+            "p50Ms": percentile(self.total, 50),
+            "p95Ms": percentile(self.total, 95),
+            "streams": sum(self.ttft.values()),
+            "ttftP50Ms": percentile(self.ttft, 50),
+            "ttftP95Ms": percentile(self.ttft, 95),
+        }
+
+
+def start_of(day: date) -> datetime:
+    return datetime.combine(day, datetime.min.time(), UTC)
+
+
+async def read_rollup(
+    connection: AsyncConnection, since: datetime, until: datetime | None = None
+) -> RollupFigures:
+    """The rollup's figures of the hours in ``[since, until)`` (no end without ``until``)."""
+    hourly: list[ColumnElement[bool]] = [_h.hour >= since]
+    latency: list[ColumnElement[bool]] = [_l.hour >= since]
+    if until is not None:
+        hourly.append(_h.hour < until)
+        latency.append(_l.hour < until)
+    sums = select(*(func.sum(_h[name]) for name in _RATES)).where(*hourly)
+    row = (await connection.execute(sums)).one()
+    calls, errors, cache_hits, fallbacks, streams = (int(value or 0) for value in row)
+    figures = RollupFigures(calls, errors, cache_hits, fallbacks, streams)
+    query = (
+        select(_l.kind, _l.bucket, func.sum(_l.calls))
+        .where(*latency, or_(_l.kind != TTFT, _l.operation == STREAM))
+        .group_by(_l.kind, _l.bucket)
+    )
+    for kind, bucket, calls in await connection.execute(query):
+        target = figures.ttft if kind == TTFT else figures.total
+        target[int(bucket)] = int(calls or 0)
+    return figures
+
+
+class SettledDays:
+    """One process's rollup figures of the UTC days that ended more than ``SETTLE`` ago."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._days: dict[date, tuple[float, RollupFigures]] = {}
+
+    async def figures(
+        self, connection: AsyncConnection, first_day: date, now: datetime
+    ) -> RollupFigures:
+        """The rollup's figures from ``first_day`` on: settled days from memory (read
+        when missing or due, at most ``REREAD_PER_READ`` due ones), the rest from the
+        database."""
+        settled_before = (now - SETTLE).astimezone(UTC).date()
+        settled = [first_day + n * DAY for n in range(max(0, (settled_before - first_day).days))]
+        moment = self._clock()
+        due = sorted(
+            (day for day in settled if day in self._days),
+            key=lambda day: self._days[day][0],
+        )
+        due = [day for day in due if moment - self._days[day][0] >= REREAD_SECONDS]
+        for day in [d for d in settled if d not in self._days] + due[:REREAD_PER_READ]:
+            read = await read_rollup(connection, start_of(day), start_of(day + DAY))
+            self._days[day] = (moment, read)
+        for day in [d for d in self._days if d < settled_before - KEPT_DAYS * DAY]:
+            del self._days[day]
+        figures = await read_rollup(connection, start_of(max(first_day, settled_before)))
+        for day in settled:
+            figures.add(self._days[day][1])
+        return figures
+
+
+async def overview_figures(
+    engine: AsyncEngine, first_day: date, now: datetime, days: SettledDays | None = None
+) -> dict[str, Any]:
+    """Every figure of the Overview from ``first_day`` (a UTC day) on; without ``days``
+    every hour is read from the database."""
+    async with engine.connect() as connection:
+        usage = await usage_figures(connection, first_day)
+        if days is None:
+            rollup = await read_rollup(connection, start_of(first_day))
+        else:
+            rollup = await days.figures(connection, first_day, now)
+    return {**usage, "rates": rollup.rates(), "latency": rollup.latency()}
+
+
+async def usage_figures(connection: AsyncConnection, first_day: date) -> dict[str, Any]:
+    """Calls answered, tokens and cost from ``usage_daily`` since ``first_day``: in all, per
+    day, and the top configurations, keys and served models by cost."""
+    since = _u.day >= first_day
+    sums = (
+        func.sum(_u.requests).label("calls"),
+        func.sum(_u.input_tokens).label("input"),
+        func.sum(_u.output_tokens).label("output"),
+        func.sum(_u.cost).label("cost"),
+    )
+    total = (await connection.execute(select(*sums).where(since))).mappings().one()
+    per_day = (
+        (await connection.execute(select(_u.day, *sums).where(since).group_by(_u.day)))
+        .mappings()
+        .all()
+    )
+    tops: dict[str, list[dict[str, Any]]] = {}
+    for name, column in (
+        ("configurations", _u.configuration),
+        ("keys", _u.api_key_id),
+        ("models", _u.model),
+    ):
+        query = (
+            select(column.label("name"), *sums)
+            .where(since)
+            .group_by(column)
+            .order_by(func.sum(_u.cost).desc(), column)
+            .limit(TOP)
+        )
+        rows = (await connection.execute(query)).mappings().all()
+        tops[name] = [
+            {"name": r["name"], "calls": int(r["calls"] or 0), "cost": money(r["cost"])}
+            for r in rows
+        ]
+    return {
+        "calls": int(total["calls"] or 0),
+        "inputTokens": int(total["input"] or 0),
+        "outputTokens": int(total["output"] or 0),
+        "cost": money(total["cost"]),
+        "costPerDay": {r["day"]: money(r["cost"]) for r in per_day},
+        "top": tops,
+    }
+
+
+def money(value: Any) -> str:
+    """A summed money column as a normalised decimal string (0 for no rows)."""
+    return format(Decimal(str(value or 0)).normalize(), "f")
