@@ -44,9 +44,9 @@ from gateway.telemetry.rollup import TTFT
 
 TOP = 10  # configurations, keys and served models listed by cost
 STREAM = "stream"
-SETTLE = timedelta(hours=1)
-REREAD_SECONDS = 600.0
-REREAD_PER_READ = 3
+SETTLE = timedelta(hours=1)  # a day is remembered once it ended this long ago
+REREAD_SECONDS = 600.0  # a remembered day is due to be read again after this long
+REREAD_PER_READ = 3  # due days read again by one Overview (the rest wait for the next)
 KEPT_DAYS = 31  # the longest range: older days are forgotten
 DAY = timedelta(days=1)
 
@@ -142,12 +142,12 @@ class SettledDays:
         settled_before = (now - SETTLE).astimezone(UTC).date()
         settled = [first_day + n * DAY for n in range(max(0, (settled_before - first_day).days))]
         moment = self._clock()
+        missing = [day for day in settled if day not in self._days]
         due = sorted(
-            (day for day in settled if day in self._days),
-            key=lambda day: self._days[day][0],
+            (d for d in settled if d in self._days and moment - self._days[d][0] >= REREAD_SECONDS),
+            key=lambda day: self._days[day][0],  # the longest remembered first
         )
-        due = [day for day in due if moment - self._days[day][0] >= REREAD_SECONDS]
-        for day in [d for d in settled if d not in self._days] + due[:REREAD_PER_READ]:
+        for day in missing + due[:REREAD_PER_READ]:
             read = await read_rollup(connection, start_of(day), start_of(day + DAY))
             self._days[day] = (moment, read)
         for day in [d for d in self._days if d < settled_before - KEPT_DAYS * DAY]:

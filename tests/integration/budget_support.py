@@ -16,7 +16,7 @@ from sqlalchemy import event, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.db.budget_tables import budget_counters, budget_reservations
-from tests.support.gateway import TEST_KEY, RunningGateway
+from tests.support.gateway import TEST_KEY, RunningGateway, running_gateway
 from tests.unit.db.scratch import scratch_database
 
 MESSAGES: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Say hello."}]
@@ -85,18 +85,12 @@ configurations:
 
 @contextmanager
 def database(backend: str, directory: Path) -> Iterator[str]:
-    """A fresh database of ``backend`` (migrated by the gateway), dropped afterwards."""
-    with scratch_database(backend, directory) as url:
+    """A fresh database of ``backend`` at the schema's head, dropped afterwards."""
+    with scratch_database(backend, directory, migrated=True) as url:
         yield url
 
 
-@contextmanager
-def running(yaml_text: str, environ: dict[str, str] | None = None) -> Iterator[RunningGateway]:
-    gateway = RunningGateway(yaml_text, environ)
-    try:
-        yield gateway
-    finally:
-        gateway.stop()
+running = running_gateway  # a gateway for the block, stopped after it
 
 
 def query(gateway: RunningGateway, statement: Any) -> list[dict[str, Any]]:

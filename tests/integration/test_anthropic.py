@@ -13,7 +13,14 @@ import openai
 import pytest
 
 from tests.support.fake_upstream import FakeUpstream, Received
-from tests.support.gateway import TEST_KEY, RunningGateway, gateway_yaml
+from tests.support.gateway import (
+    TEST_KEY,
+    RunningGateway,
+    anthropic_provider,
+    gateway_yaml,
+    running_gateway,
+)
+from tests.support.sse import sse_data
 
 MESSAGES: list[Any] = [
     {"role": "system", "content": "Be brief."},
@@ -36,30 +43,29 @@ PIXEL = (  # a 1×1 PNG
 
 @pytest.fixture
 def gateway(upstream: FakeUpstream, sqlite_url: str) -> Iterator[RunningGateway]:
-    running = RunningGateway(
-        gateway_yaml(
-            upstream.url,
-            sqlite_url,
-            providers=f"""
-  - {{id: claude, adapter: anthropic, baseUrl: "{upstream.url}/anthropic/v1",
-     apiKey: "sk-ant-test", priority: 60, timeoutSeconds: 5, maxRetries: 1}}
-  - {{id: mistral-co, adapter: mistral, baseUrl: "{upstream.url}/v1", apiKey: "sk-m"}}""",
-            models="""
+    claude = anthropic_provider(upstream.url, "priority: 60, timeoutSeconds: 5, maxRetries: 1")
+    mistral = (
+        f'  - {{id: mistral-co, adapter: mistral, baseUrl: "{upstream.url}/v1", apiKey: "sk-m"}}'
+    )
+    yaml_text = gateway_yaml(
+        upstream.url,
+        sqlite_url,
+        providers=claude + mistral,
+        models="""
   - {id: haiku, provider: claude, name: claude-haiku, capabilities: [chat, tools, vision],
      contextLength: 200000, maxOutputTokens: 2048,
      price: {input: 1.00, output: 5.00, cacheRead: 0.10, cacheWrite: 1.25}}
   - {id: mistral, provider: mistral-co, name: mistral-small, capabilities: [chat, tools]}""",
-            configurations="""
+        configurations="""
   - {id: claude-chat, mode: fixed, model: haiku}
   - {id: claude-rescued, mode: fixed, model: haiku, fallback: [chat]}
   - {id: claude-observed, mode: fixed, model: haiku, operationCapabilityEnforcement: observe}
   - {id: routed, mode: criteria, policyMode: economy,
      criteria: {capabilities: [chat], adapterTypes: [openai, anthropic],
                 preferLowestCost: true}}""",
-        )
     )
-    yield running
-    running.stop()
+    with running_gateway(yaml_text) as running:
+        yield running
 
 
 def _sent(upstream: FakeUpstream) -> Received:
@@ -75,20 +81,6 @@ def _stream_rows(gateway: RunningGateway) -> list[dict[str, Any]]:
             return rows
         time.sleep(0.01)
     return []
-
-
-def _raw_stream(gateway: RunningGateway, body: dict[str, Any]) -> tuple[int, list[str]]:
-    """The SSE events' data lines as the client received them."""
-    with httpx.stream(
-        "POST",
-        f"{gateway.url}/v1/chat/completions",
-        headers={"authorization": f"Bearer {TEST_KEY}"},
-        json={**body, "stream": True},
-        timeout=20,
-    ) as response:
-        text = response.read().decode()
-    events = [e for e in text.split("\n\n") if e.strip()]
-    return response.status_code, [e.removeprefix("data: ") for e in events]
 
 
 def test_whole_chat_is_translated_priced_with_cache_tokens_and_recorded(
@@ -358,7 +350,9 @@ def test_an_error_event_mid_stream_ends_with_an_sse_error_and_no_done(
     gateway: RunningGateway, upstream: FakeUpstream
 ) -> None:
     upstream.behave("claude-haiku", content="a b c d e f", stream_error_after=2)
-    status, events = _raw_stream(gateway, {"model": "claude-chat", "messages": MESSAGES})
+    status, events = sse_data(
+        gateway.url, "chat/completions", {"model": "claude-chat", "messages": MESSAGES}
+    )
     assert status == 200
     assert "[DONE]" not in events
     text = "".join(
@@ -463,7 +457,9 @@ def test_a_cut_anthropic_stream_ends_with_an_error_event(
     gateway: RunningGateway, upstream: FakeUpstream
 ) -> None:
     upstream.behave("claude-haiku", content="a b c d e f", cut_after=2)
-    status, events = _raw_stream(gateway, {"model": "claude-chat", "messages": MESSAGES})
+    status, events = sse_data(
+        gateway.url, "chat/completions", {"model": "claude-chat", "messages": MESSAGES}
+    )
     assert status == 200 and "[DONE]" not in events
     assert json.loads(events[-1])["error"]["code"] == "stream_cut"
     (row,) = _stream_rows(gateway)

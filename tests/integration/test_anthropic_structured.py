@@ -17,8 +17,15 @@ import pytest
 from pydantic import BaseModel
 
 from tests.support.fake_upstream import FakeUpstream, Received
-from tests.support.gateway import TEST_KEY, RunningGateway, gateway_yaml
+from tests.support.gateway import (
+    TEST_KEY,
+    RunningGateway,
+    anthropic_provider,
+    gateway_yaml,
+    running_gateway,
+)
 from tests.support.openai_schema import assert_valid
+from tests.support.sse import sse_json
 
 MESSAGES: list[Any] = [{"role": "user", "content": "Solve 8x + 7 = -23."}]
 LOOKUP = {
@@ -50,21 +57,17 @@ ANSWER = MathAnswer(
 
 @pytest.fixture
 def gateway(upstream: FakeUpstream, sqlite_url: str) -> Iterator[RunningGateway]:
-    running = RunningGateway(
-        gateway_yaml(
-            upstream.url,
-            sqlite_url,
-            providers=f"""
-  - {{id: claude, adapter: anthropic, baseUrl: "{upstream.url}/anthropic/v1",
-     apiKey: "sk-ant-test", timeoutSeconds: 5, maxRetries: 0}}""",
-            models="""
+    yaml_text = gateway_yaml(
+        upstream.url,
+        sqlite_url,
+        providers=anthropic_provider(upstream.url, "timeoutSeconds: 5, maxRetries: 0"),
+        models="""
   - {id: haiku, provider: claude, name: claude-haiku, capabilities: [chat, tools, streaming],
      maxOutputTokens: 2048, price: {input: 1.00, output: 5.00}}""",
-            configurations="  - {id: claude-chat, mode: fixed, model: haiku}",
-        )
+        configurations="  - {id: claude-chat, mode: fixed, model: haiku}",
     )
-    yield running
-    running.stop()
+    with running_gateway(yaml_text) as running:
+        yield running
 
 
 def _sent(upstream: FakeUpstream) -> Received:
@@ -74,20 +77,6 @@ def _sent(upstream: FakeUpstream) -> Received:
 def _post(gateway: RunningGateway, body: dict[str, Any]) -> httpx.Response:
     headers = {"authorization": f"Bearer {TEST_KEY}"}
     return httpx.post(f"{gateway.url}/v1/chat/completions", json=body, headers=headers, timeout=20)
-
-
-def _raw_chunks(gateway: RunningGateway, body: dict[str, Any]) -> list[dict[str, Any]]:
-    with httpx.stream(
-        "POST",
-        f"{gateway.url}/v1/chat/completions",
-        headers={"authorization": f"Bearer {TEST_KEY}"},
-        json={**body, "stream": True},
-        timeout=20,
-    ) as response:
-        text = response.read().decode()
-    data = [e.removeprefix("data: ") for e in text.split("\n\n") if e.strip()]
-    assert data[-1] == "[DONE]"
-    return [json.loads(d) for d in data[:-1]]
 
 
 def test_parse_with_a_pydantic_model_answers_the_parsed_object(
@@ -145,7 +134,9 @@ def test_the_translated_answer_and_chunks_of_a_json_answer_conform(
     whole = _post(gateway, body)
     assert_valid(whole.json(), "CreateChatCompletionResponse")
     assert json.loads(whole.json()["choices"][0]["message"]["content"]) == {"a": 1}
-    chunks = _raw_chunks(gateway, {**body, "stream_options": {"include_usage": True}})
+    chunks = sse_json(
+        gateway.url, "chat/completions", {**body, "stream_options": {"include_usage": True}}
+    )
     for chunk in chunks:
         assert_valid(chunk, "CreateChatCompletionStreamResponse")
     content = "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])
@@ -158,7 +149,9 @@ def test_plain_and_tool_answers_through_the_server_conform(
     upstream.behave("claude-haiku", tool_call=True, content="Let me look.")
     body = {"model": "claude-chat", "messages": MESSAGES, "tools": TOOLS}
     assert_valid(_post(gateway, body).json(), "CreateChatCompletionResponse")
-    for chunk in _raw_chunks(gateway, {**body, "stream_options": {"include_usage": True}}):
+    for chunk in sse_json(
+        gateway.url, "chat/completions", {**body, "stream_options": {"include_usage": True}}
+    ):
         assert_valid(chunk, "CreateChatCompletionStreamResponse")
 
 

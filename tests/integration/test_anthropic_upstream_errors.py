@@ -9,12 +9,17 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import openai
 import pytest
 
 from tests.support.fake_upstream import FakeUpstream
-from tests.support.gateway import TEST_KEY, RunningGateway, gateway_yaml
+from tests.support.gateway import (
+    RunningGateway,
+    anthropic_provider,
+    gateway_yaml,
+    running_gateway,
+)
+from tests.support.sse import sse_blocks
 
 MESSAGES: list[Any] = [{"role": "user", "content": "Say hello."}]
 ANTHROPIC_KEY = "sk-ant-test-0123456789"
@@ -22,36 +27,27 @@ ANTHROPIC_KEY = "sk-ant-test-0123456789"
 
 @pytest.fixture
 def gateway(upstream: FakeUpstream, sqlite_url: str) -> Iterator[RunningGateway]:
-    running = RunningGateway(
-        gateway_yaml(
-            upstream.url,
-            sqlite_url,
-            providers=f"""
-  - {{id: claude, adapter: anthropic, baseUrl: "{upstream.url}/anthropic/v1",
-     apiKey: "{ANTHROPIC_KEY}", timeoutSeconds: 5, maxRetries: 1}}""",
-            models="""
+    yaml_text = gateway_yaml(
+        upstream.url,
+        sqlite_url,
+        providers=anthropic_provider(
+            upstream.url, "timeoutSeconds: 5, maxRetries: 1", key=ANTHROPIC_KEY
+        ),
+        models="""
   - {id: haiku, provider: claude, name: claude-haiku, capabilities: [chat],
      price: {input: 1.00, output: 5.00}}""",
-            configurations="""
+        configurations="""
   - {id: claude-chat, mode: fixed, model: haiku}
   - {id: claude-rescued, mode: fixed, model: haiku, fallback: [chat]}""",
-        )
     )
-    yield running
-    running.stop()
+    with running_gateway(yaml_text) as running:
+        yield running
 
 
 def _stream(gateway: RunningGateway, model: str) -> tuple[int, list[str]]:
-    with httpx.stream(
-        "POST",
-        f"{gateway.url}/v1/chat/completions",
-        headers={"authorization": f"Bearer {TEST_KEY}"},
-        json={"model": model, "messages": MESSAGES, "stream": True},
-        timeout=20,
-    ) as response:
-        text = response.read().decode()
-    datas = [e.removeprefix("data: ") for e in text.split("\n\n") if e.startswith("data: ")]
-    return response.status_code, datas
+    body = {"model": model, "messages": MESSAGES}
+    status, blocks = sse_blocks(gateway.url, "chat/completions", body)
+    return status, [b.removeprefix("data: ") for b in blocks if b.startswith("data: ")]
 
 
 def _text(datas: list[str]) -> str:

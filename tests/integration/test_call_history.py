@@ -4,7 +4,7 @@ recomputes from the telemetry rows, and the next routed call follows the readout
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -12,7 +12,10 @@ import pytest
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.gateway import RunningGateway
 from tests.support.routed import (
+    EACH_ALONE,
     MESSAGES,
+    TWO_MODELS,
+    Start,
     candidate,
     explain,
     history_population,
@@ -20,42 +23,23 @@ from tests.support.routed import (
     mean_latency,
     mean_ttft,
     relative,
-    routed_yaml,
+    routed_gateways,
 )
 
-MODELS = """
-  - {id: a, provider: p-a, name: model-a, capabilities: [chat, streaming],
-     price: {input: 0.15, output: 0.60}}
-  - {id: b, provider: p-b, name: model-b, capabilities: [chat, streaming],
-     price: {input: 0.30, output: 1.20}}
-"""
-# Fixed configurations send each model its own traffic; "routed" decides between them.
-CONFIGURATIONS = """
-  - {id: only-a, mode: fixed, model: a}
-  - {id: only-b, mode: fixed, model: b}
-  - {id: routed, mode: criteria, criteria: {capabilities: [chat], preferLowestCost: true}}
-"""
+# "routed" decides between the two models that only-a and only-b send traffic to.
+CONFIGURATIONS = (
+    EACH_ALONE
+    + "  - {id: routed, mode: criteria, criteria: {capabilities: [chat], preferLowestCost: true}}"
+)
 HISTORY_ON = "{policyMode: balanced, callHistory: true}"
 HISTORY_OFF = "{policyMode: balanced, callHistory: false}"
-
-Start = Callable[[str], RunningGateway]
 
 
 @pytest.fixture
 def start(upstream: FakeUpstream, sqlite_url: str) -> Iterator[Start]:
-    running: list[RunningGateway] = []
-
-    def _start(routing: str) -> RunningGateway:
-        text = routed_yaml(
-            upstream.url, sqlite_url, models=MODELS, configurations=CONFIGURATIONS, routing=routing
-        )
-        gateway = RunningGateway(text)
-        running.append(gateway)
-        return gateway
-
-    yield _start
-    for gateway in running:
-        gateway.stop()
+    settings = {"models": TWO_MODELS, "configurations": CONFIGURATIONS}
+    with routed_gateways(upstream.url, sqlite_url, **settings) as starting:
+        yield starting
 
 
 def _a_slow_and_dear_per_call(upstream: FakeUpstream) -> None:
@@ -92,7 +76,7 @@ def _expected_scores(
 def test_the_readout_equals_the_history_recomputed_from_telemetry_and_the_call_follows_it(
     start: Start, upstream: FakeUpstream
 ) -> None:
-    gateway = start(HISTORY_ON)
+    gateway = start(routing=HISTORY_ON)
     _a_slow_and_dear_per_call(upstream)
     _traffic(gateway, 5)
     gateway.refresh_signals()
@@ -124,7 +108,7 @@ def test_the_readout_equals_the_history_recomputed_from_telemetry_and_the_call_f
 
 
 def test_each_operation_selects_its_own_history(start: Start, upstream: FakeUpstream) -> None:
-    gateway = start(HISTORY_ON)
+    gateway = start(routing=HISTORY_ON)
     _a_slow_and_dear_per_call(upstream)
     _traffic(gateway, 5)
     gateway.refresh_signals()
@@ -164,7 +148,7 @@ def test_each_operation_selects_its_own_history(start: Start, upstream: FakeUpst
 def test_call_history_off_reads_nothing_and_flags_nothing(
     start: Start, upstream: FakeUpstream
 ) -> None:
-    gateway = start(HISTORY_OFF)
+    gateway = start(routing=HISTORY_OFF)
     _a_slow_and_dear_per_call(upstream)
     _traffic(gateway, 5)
     gateway.refresh_signals()
@@ -184,7 +168,7 @@ def test_call_history_off_reads_nothing_and_flags_nothing(
 
 
 def test_four_calls_give_no_figure_and_five_do(start: Start, upstream: FakeUpstream) -> None:
-    gateway = start(HISTORY_ON)
+    gateway = start(routing=HISTORY_ON)
     _a_slow_and_dear_per_call(upstream)
     _traffic(gateway, 4)
     gateway.refresh_signals()

@@ -5,7 +5,7 @@ upstream says it ran (``upstream_model``), the hourly rollup, and the readouts t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from decimal import Decimal
 
 import pytest
@@ -14,45 +14,31 @@ from sqlalchemy import func, select
 from gateway.db.rollup_tables import telemetry_hourly, telemetry_hourly_latency
 from gateway.routing.readout import render_table
 from tests.support.fake_upstream import FakeUpstream
-from tests.support.gateway import RunningGateway
-from tests.support.routed import MESSAGES, admin_get, candidate, explain, routed_yaml
+from tests.support.routed import (
+    EACH_ALONE,
+    MESSAGES,
+    TWO_MODELS,
+    Start,
+    admin_get,
+    candidate,
+    explain,
+    routed_gateways,
+)
 
-MODELS = """
-  - {id: a, provider: p-a, name: model-a, capabilities: [chat, streaming],
-     price: {input: 0.15, output: 0.60}}
-  - {id: b, provider: p-b, name: model-b, capabilities: [chat, streaming],
-     price: {input: 0.30, output: 1.20}}
-"""
-CONFIGURATIONS = """
-  - {id: only-a, mode: fixed, model: a}
-  - {id: only-b, mode: fixed, model: b}
-  - {id: routed, mode: criteria, criteria: {capabilities: [chat]}}
-"""
-
-Start = Callable[[str], RunningGateway]
+CONFIGURATIONS = EACH_ALONE + "  - {id: routed, mode: criteria, criteria: {capabilities: [chat]}}"
 
 
 @pytest.fixture
 def start(upstream: FakeUpstream, sqlite_url: str) -> Iterator[Start]:
-    running: list[RunningGateway] = []
-
-    def _start(routing: str) -> RunningGateway:
-        text = routed_yaml(
-            upstream.url, sqlite_url, models=MODELS, configurations=CONFIGURATIONS, routing=routing
-        )
-        gateway = RunningGateway(text)
-        running.append(gateway)
-        return gateway
-
-    yield _start
-    for gateway in running:
-        gateway.stop()
+    settings = {"models": TWO_MODELS, "configurations": CONFIGURATIONS}
+    with routed_gateways(upstream.url, sqlite_url, **settings) as starting:
+        yield starting
 
 
 def test_a_whole_answer_names_the_snapshot_that_ran_and_is_priced_by_the_configured_model(
     start: Start, upstream: FakeUpstream
 ) -> None:
-    gateway = start("{policyMode: balanced}")
+    gateway = start(routing="{policyMode: balanced}")
     upstream.behave("model-a", prompt_tokens=1000, completion_tokens=500)
     answer = gateway.client().chat.completions.create(model="routed", messages=MESSAGES)
     assert answer.model == "model-a-2026-01-01"  # relayed as the upstream said it
@@ -76,7 +62,7 @@ def test_a_whole_answer_names_the_snapshot_that_ran_and_is_priced_by_the_configu
 def test_a_stream_records_its_first_token_and_its_output_rate(
     start: Start, upstream: FakeUpstream
 ) -> None:
-    gateway = start("{policyMode: balanced}")
+    gateway = start(routing="{policyMode: balanced}")
     upstream.behave(
         "model-b",
         stream_pieces=["one ", "two ", "three ", "four"],
@@ -101,7 +87,7 @@ def test_a_stream_records_its_first_token_and_its_output_rate(
 
 
 def test_the_rollup_sums_what_the_server_wrote(start: Start, upstream: FakeUpstream) -> None:
-    gateway = start("{policyMode: balanced, callHistory: true}")
+    gateway = start(routing="{policyMode: balanced, callHistory: true}")
     upstream.behave("model-a", chunk_delay_ms=20, completion_tokens=30)
     client = gateway.client()
     for _ in range(3):
@@ -140,7 +126,7 @@ def test_the_rollup_sums_what_the_server_wrote(start: Start, upstream: FakeUpstr
 def test_one_very_slow_call_does_not_move_the_p50_in_the_readout(
     start: Start, upstream: FakeUpstream
 ) -> None:
-    gateway = start("{policyMode: balanced, callHistory: true, callHistoryStatistic: p50}")
+    gateway = start(routing="{policyMode: balanced, callHistory: true, callHistoryStatistic: p50}")
     upstream.behave("model-a", latency_ms=20)
     client = gateway.client()
     for _ in range(9):

@@ -17,7 +17,7 @@ import openai
 
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.gateway import ADMIN_KEY, ENVIRON, TEST_KEY, gateway_yaml
-from tests.support.process import Served, free_port, serving
+from tests.support.process import Served, admin_version, every_worker, free_port, serving
 
 LARGE = """
   - {id: large, provider: fake, name: large-model, capabilities: [chat],
@@ -48,11 +48,7 @@ def _yaml(
 
 
 def _version(served: Served) -> dict[str, Any]:
-    headers = {"authorization": f"Bearer {ADMIN_KEY}", "connection": "close"}
-    response = httpx.get(f"{served.base}/admin/config/version", headers=headers, timeout=10)
-    assert response.status_code == 200, response.text
-    body: dict[str, Any] = response.json()
-    return body
+    return admin_version(served, ADMIN_KEY)
 
 
 def _wait_for(check: Callable[[], bool], seconds: float = 60.0) -> None:
@@ -132,15 +128,8 @@ def test_with_several_workers_each_worker_reloads(upstream: FakeUpstream, tmp_pa
     database = tmp_path / "gateway.db"
     config.write_text(_yaml(upstream, database, chat_model="small", history=False, workers=2))
     with serving(config, "--port", str(port := free_port()), port=port, env=ENVIRON) as served:
-        started: dict[int, dict[str, Any]] = {}
-
-        def both_workers_serve() -> bool:
-            version = _version(served)  # a new connection each time: any worker may answer
-            started[version["pid"]] = version
-            return len(started) == 2
-
         # Both workers up first: a worker that starts after the edit serves it at generation 1.
-        _wait_for(both_workers_serve, seconds=120)
+        started = every_worker(served, ADMIN_KEY, 2)
         assert all(v["generation"] == 1 for v in started.values())
         config.write_text(_yaml(upstream, database, chat_model="large", history=False, workers=2))
         served.process.send_signal(signal.SIGHUP)  # to the supervisor: passed to each worker

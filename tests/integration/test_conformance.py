@@ -6,7 +6,6 @@ envelopes, read raw off the wire and validated against the vendored OpenAPI sche
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,8 +13,9 @@ import httpx
 import pytest
 
 from tests.support.fake_upstream import FakeUpstream
-from tests.support.gateway import TEST_KEY, RunningGateway, gateway_yaml
+from tests.support.gateway import TEST_KEY, RunningGateway, gateway_yaml, running_gateway
 from tests.support.openai_schema import COMPLETION_STREAM_CHUNK, assert_valid
+from tests.support.sse import sse_json
 
 AUTH = {"authorization": f"Bearer {TEST_KEY}"}
 MESSAGES: list[Any] = [{"role": "user", "content": "Say hello."}]
@@ -23,39 +23,25 @@ MESSAGES: list[Any] = [{"role": "user", "content": "Say hello."}]
 
 @pytest.fixture
 def gateway(upstream: FakeUpstream, sqlite_url: str) -> Iterator[RunningGateway]:
-    running = RunningGateway(
-        gateway_yaml(
-            upstream.url,
-            sqlite_url,
-            providers="  - {id: demo, adapter: echo}",
-            models="""
+    yaml_text = gateway_yaml(
+        upstream.url,
+        sqlite_url,
+        providers="  - {id: demo, adapter: echo}",
+        models="""
   - {id: demo-chat, provider: demo, name: demo-chat,
      capabilities: [chat, tools, streaming, completion], price: {input: 0.15, output: 0.60}}
   - {id: demo-embed, provider: demo, name: demo-embed, capabilities: [embeddings]}""",
-            configurations="""
+        configurations="""
   - {id: echo-chat, mode: fixed, model: demo-chat}
   - {id: echo-cached, mode: fixed, model: demo-chat, cache: {ttlSeconds: 60}}
   - {id: echo-embed, mode: fixed, model: demo-embed}""",
-        )
     )
-    yield running
-    running.stop()
+    with running_gateway(yaml_text) as running:
+        yield running
 
 
 def _post(gateway: RunningGateway, path: str, body: dict[str, Any]) -> httpx.Response:
     return httpx.post(f"{gateway.url}/v1/{path}", json=body, headers=AUTH, timeout=20)
-
-
-def _stream(gateway: RunningGateway, path: str, body: dict[str, Any]) -> list[dict[str, Any]]:
-    """The stream's JSON payloads as sent, [DONE] checked and dropped."""
-    with httpx.stream(
-        "POST", f"{gateway.url}/v1/{path}", json={**body, "stream": True}, headers=AUTH, timeout=20
-    ) as response:
-        assert response.status_code == 200
-        text = response.read().decode()
-    data = [e.removeprefix("data: ") for e in text.split("\n\n") if e.strip()]
-    assert data[-1] == "[DONE]"
-    return [json.loads(d) for d in data[:-1]]
 
 
 def test_echo_chat_answers_and_chunks_conform(gateway: RunningGateway) -> None:
@@ -65,7 +51,7 @@ def test_echo_chat_answers_and_chunks_conform(gateway: RunningGateway) -> None:
     assert whole.json()["usage"]["cost"] > 0  # the gateway's addition keeps it valid
 
     body = {"model": "echo-chat", "messages": MESSAGES, "stream_options": {"include_usage": True}}
-    chunks = _stream(gateway, "chat/completions", body)
+    chunks = sse_json(gateway.url, "chat/completions", body)
     for chunk in chunks:
         assert_valid(chunk, "CreateChatCompletionStreamResponse")
     assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["cost"] > 0
@@ -79,7 +65,7 @@ def test_a_null_prompt_is_accepted_and_answered_in_conforming_shapes(
     raw = _post(gateway, "completions", {"model": "echo-chat", "prompt": None})
     assert raw.status_code == 200
     assert_valid(raw.json(), "CreateCompletionResponse")
-    for chunk in _stream(gateway, "completions", {"model": "echo-chat", "prompt": None}):
+    for chunk in sse_json(gateway.url, "completions", {"model": "echo-chat", "prompt": None}):
         assert_valid(chunk, COMPLETION_STREAM_CHUNK)
     (*_, row) = gateway.rows(expect=3)
     assert row["success"] == 1 and row["operation"] == "completion"

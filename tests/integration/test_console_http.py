@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from gateway.domain.failures import ErrorClass
 from gateway.routing.latency_buckets import bucket_of, bucket_value
 from tests.support.console import console_yaml, csrf_of, signed_in
 from tests.support.fake_upstream import FakeUpstream
@@ -255,3 +256,15 @@ def test_the_overview_counts_the_calls_their_cost_and_their_rates(
     (today,) = overview["costPerDay"]
     assert today["cost"] == overview["totals"]["cost"]
     assert overview["top"]["configurations"][0]["name"] == "steady"
+
+
+def test_the_calls_filter_offers_every_error_class_a_row_can_hold(
+    gateway: RunningGateway,
+) -> None:
+    client = signed_in(gateway)
+    page = client.get("/admin/calls").text
+    for member in ErrorClass:
+        assert f'value="{member}"' in page
+        answer = client.get(f"/admin/api/calls?error={member}")
+        assert answer.status_code == 200, (member, answer.text)
+        assert answer.json()["calls"] == []

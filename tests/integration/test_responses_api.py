@@ -16,8 +16,14 @@ import openai
 import pytest
 
 from tests.support.fake_upstream import FakeUpstream, Received
-from tests.support.gateway import TEST_KEY, RunningGateway, gateway_yaml
+from tests.support.gateway import (
+    RunningGateway,
+    anthropic_provider,
+    gateway_yaml,
+    running_gateway,
+)
 from tests.support.openai_schema import assert_valid
+from tests.support.sse import sse_blocks
 
 TOOLS: list[Any] = [
     {
@@ -48,19 +54,18 @@ SCHEMA_FORMAT: dict[str, Any] = {
 
 @pytest.fixture
 def gateway(upstream: FakeUpstream, sqlite_url: str) -> Iterator[RunningGateway]:
-    running = RunningGateway(
-        gateway_yaml(
-            upstream.url,
-            sqlite_url,
-            providers=f"""
+    yaml_text = gateway_yaml(
+        upstream.url,
+        sqlite_url,
+        providers=f"""
   - {{id: compat, adapter: custom, baseUrl: "{upstream.url}/v1", apiKey: "sk-compat-secret-77",
      maxRetries: 0}}
-  - {{id: claude, adapter: anthropic, baseUrl: "{upstream.url}/anthropic/v1",
-     apiKey: "sk-ant-test", maxRetries: 0}}
-  - {{id: azure, adapter: azure_openai, baseUrl: "{upstream.url}", apiKey: "az-key",
+"""
+        + anthropic_provider(upstream.url, "maxRetries: 0")
+        + f"""  - {{id: azure, adapter: azure_openai, baseUrl: "{upstream.url}", apiKey: "az-key",
      apiVersion: "2025-04-01-preview", maxRetries: 0}}
   - {{id: demo, adapter: echo}}""",
-            models="""
+        models="""
   - {id: compat-model, provider: compat, name: compat-small, capabilities: [chat, tools],
      price: {input: 0.50, output: 1.50}}
   - {id: haiku, provider: claude, name: claude-haiku, capabilities: [chat, tools],
@@ -68,7 +73,7 @@ def gateway(upstream: FakeUpstream, sqlite_url: str) -> Iterator[RunningGateway]
   - {id: azure-model, provider: azure, name: my-deployment, capabilities: [chat, tools],
      price: {input: 0.15, output: 0.60}}
   - {id: echo-model, provider: demo, capabilities: [chat]}""",
-            configurations="""
+        configurations="""
   - {id: translated, mode: fixed, model: compat-model}
   - {id: claude-chat, mode: fixed, model: haiku}
   - {id: azure-chat, mode: fixed, model: azure-model}
@@ -77,10 +82,9 @@ def gateway(upstream: FakeUpstream, sqlite_url: str) -> Iterator[RunningGateway]
   - {id: cached, mode: fixed, model: compat-model, cache: {ttlSeconds: 60}}
   - {id: tight, mode: fixed, model: compat-model, budget: {daily: {tokens: 1000}}}
   - {id: routed, mode: criteria, criteria: {capabilities: [chat]}}""",
-        )
     )
-    yield running
-    running.stop()
+    with running_gateway(yaml_text) as running:
+        yield running
 
 
 def _sent(upstream: FakeUpstream, path: str) -> Received:
@@ -89,21 +93,14 @@ def _sent(upstream: FakeUpstream, path: str) -> Received:
 
 def _events(gateway: RunningGateway, body: dict[str, Any]) -> tuple[int, list[dict[str, Any]]]:
     """The stream's events (name checked against the data's type) as the client got them."""
-    with httpx.stream(
-        "POST",
-        f"{gateway.url}/v1/responses",
-        headers={"authorization": f"Bearer {TEST_KEY}"},
-        json={**body, "stream": True},
-        timeout=20,
-    ) as response:
-        text = response.read().decode()
+    status, blocks = sse_blocks(gateway.url, "responses", body)
     events = []
-    for block in (b for b in text.split("\n\n") if b.strip()):
+    for block in blocks:
         lines = dict(line.split(": ", 1) for line in block.split("\n"))
         data = json.loads(lines["data"])
         assert lines.get("event") == data["type"], block
         events.append(data)
-    return response.status_code, events
+    return status, events
 
 
 def _assert_stream_valid(events: list[dict[str, Any]]) -> None:

@@ -4,7 +4,7 @@ its readout, with failures injected at the fake upstream and the openai SDK as c
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
@@ -18,9 +18,11 @@ from tests.support.routed import (
     MESSAGES,
     TOOLS,
     VISION_MESSAGES,
+    Start,
     admin_get,
     candidate,
     explain,
+    routed_gateways,
     routed_yaml,
 )
 
@@ -48,22 +50,12 @@ CONFIGURATIONS = """
   - {id: by-quality, mode: criteria, policyMode: quality, criteria: {capabilities: [chat, tools]}}
 """
 
-Start = Callable[..., RunningGateway]
-
 
 @pytest.fixture
 def start(upstream: FakeUpstream, sqlite_url: str) -> Iterator[Start]:
-    running: list[RunningGateway] = []
-
-    def _start(**changes: str) -> RunningGateway:
-        settings = {"models": MODELS, "configurations": CONFIGURATIONS, **changes}
-        gateway = RunningGateway(routed_yaml(upstream.url, sqlite_url, **settings))
-        running.append(gateway)
-        return gateway
-
-    yield _start
-    for gateway in running:
-        gateway.stop()
+    settings = {"models": MODELS, "configurations": CONFIGURATIONS}
+    with routed_gateways(upstream.url, sqlite_url, **settings) as starting:
+        yield starting
 
 
 @pytest.fixture

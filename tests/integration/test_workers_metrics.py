@@ -12,6 +12,7 @@ import asyncio
 import os
 import re
 import shutil
+import time
 from pathlib import Path
 
 import httpx
@@ -20,11 +21,10 @@ import redis
 from prometheus_client import CollectorRegistry
 from prometheus_client.multiprocess import MultiProcessCollector
 
-from tests.support.gateway import ENVIRON, TEST_KEY
-from tests.support.process import free_port, serving
+from tests.support.gateway import ADMIN_KEY, ENVIRON, TEST_KEY
+from tests.support.process import every_worker, free_port, serving
 
 REDIS = os.environ.get("GATEWAY_TEST_REDIS_URL")
-ROUNDS = 12
 CALLS_PER_ROUND = 16
 
 
@@ -37,6 +37,7 @@ def _config(directory: Path, port: int, redis_url: str | None = None) -> Path:
 server: {{host: 127.0.0.1, port: {port}, workers: 2}}
 database: {{url: "sqlite+aiosqlite:///{directory / "gateway.db"}"}}
 auth:
+  adminKey: ${{ADMIN_KEY}}
   keys: [{{id: alice, key: "${{ALICE_KEY}}"}}]
 providers: [{{id: demo, adapter: echo}}]
 models: [{{id: small, provider: demo, capabilities: [chat]}}]
@@ -103,6 +104,11 @@ def _per_worker(directory: Path, scratch: Path) -> dict[str, float]:
     return counts
 
 
+def _both_served(directory: Path, scratch: Path) -> bool:
+    counts = _per_worker(directory, scratch)
+    return len(counts) == 2 and all(count > 0 for count in counts.values())
+
+
 @pytest.mark.parametrize(
     "named_directory", [True, False], ids=["named-folder", "default-folder-and-redis"]
 )
@@ -118,12 +124,16 @@ def test_two_workers_metrics_add_up_on_every_scrape(tmp_path: Path, named_direct
         (metrics_dir / "counter_999999.db").write_bytes(b"stale")  # an earlier run's file
         environ["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_dir)
     with serving(_config(tmp_path, port, redis_url), port=port, env=environ) as served:
+        every_worker(served, ADMIN_KEY, 2)  # both up: each has read (or taken) the signals
         sent = 0
-        for _ in range(ROUNDS):
+        # Rounds until both workers have served calls: on a busy machine one worker can
+        # take every connection for a while (or still be starting), so the bound is time.
+        deadline = time.monotonic() + 120
+        while True:
             asyncio.run(_calls(served.base, CALLS_PER_ROUND))
             sent += CALLS_PER_ROUND
-            both_served = not named_directory or len(_per_worker(metrics_dir, tmp_path)) == 2
-            if both_served and sent >= 3 * CALLS_PER_ROUND:
+            both_served = not named_directory or _both_served(metrics_dir, tmp_path)
+            if (both_served and sent >= 3 * CALLS_PER_ROUND) or time.monotonic() > deadline:
                 break
         scrapes = [_scrape(served.base) for _ in range(8)]
         if redis_url:

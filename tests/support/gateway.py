@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import openai
@@ -11,10 +13,10 @@ from sqlalchemy import select
 from gateway.api.app import create_app
 from gateway.api.serving import uvicorn_options
 from gateway.config.loader import load_config_text
-from gateway.db.migrate import upgrade
 from gateway.db.tables import telemetry, usage_daily
 from gateway.runtime import Runtime
 from gateway.usage.tokens import TokenCounter
+from tests.support.migrated import migrate
 from tests.support.servers import UvicornServer
 
 TEST_KEY = "sk-test-alice-0123456789"
@@ -32,7 +34,7 @@ class RunningGateway:
         counter: TokenCounter | None = None,
     ) -> None:
         self.config = load_config_text(yaml_text, {**ENVIRON, **(environ or {})})
-        upgrade(self.config.database.url)
+        migrate(self.config.database.url)
         self.app = create_app(self.config, counter=counter)
         self.server = UvicornServer(self.app, options=uvicorn_options(self.config.server))
         self.url = self.server.url
@@ -76,6 +78,28 @@ class RunningGateway:
 
     def stop(self) -> None:
         self.server.stop()
+
+
+@contextmanager
+def running_gateway(
+    yaml_text: str, environ: dict[str, str] | None = None, **options: Any
+) -> Iterator[RunningGateway]:
+    """A gateway serving ``yaml_text`` for the block, stopped after it."""
+    gateway = RunningGateway(yaml_text, environ, **options)
+    try:
+        yield gateway
+    finally:
+        gateway.stop()
+
+
+def anthropic_provider(upstream_url: str, options: str = "", *, key: str = "sk-ant-test") -> str:
+    """A ``claude`` provider on the fake upstream's Messages API, for ``providers=``;
+    ``options`` are more of its fields (``timeoutSeconds: 5, maxRetries: 1``)."""
+    fields = f'apiKey: "{key}"' + (f", {options}" if options else "")
+    return (
+        f'  - {{id: claude, adapter: anthropic, baseUrl: "{upstream_url}/anthropic/v1",\n'
+        f"     {fields}}}\n"
+    )
 
 
 def gateway_yaml(

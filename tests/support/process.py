@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -56,6 +57,10 @@ def serving(
     try:
         _wait_until_up(served)
         yield served
+    except BaseException as error:
+        # A failing test shows what the server logged (a worker that died, a traceback).
+        error.add_note("gateway serve printed:\n" + served.stop())
+        raise
     finally:
         served.stop()
 
@@ -71,3 +76,28 @@ def _wait_until_up(served: Served) -> None:
         except httpx.TransportError:
             time.sleep(0.05)
     raise AssertionError("gateway serve did not answer /healthz:\n" + served.stop())
+
+
+def admin_version(served: Served, admin_key: str) -> dict[str, Any]:
+    """GET /admin/config/version on a new connection (any worker may answer): the
+    configuration it serves, its generation and the answering worker's pid."""
+    headers = {"authorization": f"Bearer {admin_key}", "connection": "close"}
+    response = httpx.get(f"{served.base}/admin/config/version", headers=headers, timeout=10)
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def every_worker(served: Served, admin_key: str, workers: int) -> dict[int, dict[str, Any]]:
+    """Ask until ``workers`` different worker processes have answered (up to 120 s: /healthz
+    answers once one worker is up, and on a busy machine the next can take many seconds);
+    what each answered, by pid."""
+    answered: dict[int, dict[str, Any]] = {}
+    deadline = time.monotonic() + 120
+    while len(answered) < workers:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"only these workers answered: {sorted(answered)}")
+        version = admin_version(served, admin_key)
+        answered.setdefault(version["pid"], version)
+        time.sleep(0.02)
+    return answered

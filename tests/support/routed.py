@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack, contextmanager
 from decimal import Decimal
 from typing import Any
 
 import httpx
 from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolParam
 
-from tests.support.gateway import ADMIN_KEY, RunningGateway
+from tests.support.gateway import ADMIN_KEY, RunningGateway, running_gateway
 
 MESSAGES: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Say hello."}]
 VISION_MESSAGES: list[ChatCompletionMessageParam] = [
@@ -75,6 +76,35 @@ configurations:
 {configurations}
 {extra}
 """
+
+
+# Two models on the two default providers (a cheaper per token than b), and a fixed
+# configuration for each, which sends it traffic of its own.
+TWO_MODELS = """
+  - {id: a, provider: p-a, name: model-a, capabilities: [chat, streaming],
+     price: {input: 0.15, output: 0.60}}
+  - {id: b, provider: p-b, name: model-b, capabilities: [chat, streaming],
+     price: {input: 0.30, output: 1.20}}
+"""
+EACH_ALONE = """
+  - {id: only-a, mode: fixed, model: a}
+  - {id: only-b, mode: fixed, model: b}
+"""
+
+Start = Callable[..., RunningGateway]
+
+
+@contextmanager
+def routed_gateways(upstream_url: str, database_url: str, **defaults: Any) -> Iterator[Start]:
+    """``start(**changes)`` serves ``routed_yaml`` with ``defaults`` and the changes on the
+    one database; every gateway started is stopped after the block."""
+    with ExitStack() as stack:
+
+        def start(**changes: Any) -> RunningGateway:
+            text = routed_yaml(upstream_url, database_url, **{**defaults, **changes})
+            return stack.enter_context(running_gateway(text))
+
+        yield start
 
 
 def admin_get(

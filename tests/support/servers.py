@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
+import time
 from collections.abc import Coroutine
 from concurrent.futures import Future
 from typing import Any, TypeVar
@@ -16,6 +17,11 @@ from typing import Any, TypeVar
 import uvicorn
 
 T = TypeVar("T")
+# Upper bounds only: a passing test never waits for them, and a busy machine (several test
+# suites on two cores) can take many seconds to flush a batch or drain a server.
+RUN_TIMEOUT = 120.0
+STOP_TIMEOUT = 60.0
+START_TIMEOUT = 60.0
 
 
 def loopback_socket() -> socket.socket:
@@ -36,7 +42,7 @@ class LoopThread:
         self._thread = threading.Thread(target=self.loop.run_forever, name=name, daemon=True)
         self._thread.start()
 
-    def run(self, coro: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float = RUN_TIMEOUT) -> T:
         future: Future[T] = asyncio.run_coroutine_threadsafe(coro, self.loop)
         return future.result(timeout)
 
@@ -67,7 +73,8 @@ class UvicornServer:
         self._wait_started()
 
     def _wait_started(self) -> None:
-        for _ in range(400):
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
             if self.server.started:
                 return
             if self._serving.done():
@@ -75,13 +82,13 @@ class UvicornServer:
             threading.Event().wait(0.025)
         raise RuntimeError("the server did not start")
 
-    def run(self, coro: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float = RUN_TIMEOUT) -> T:
         return self.thread.run(coro, timeout)
 
     def stop(self) -> None:
         self.server.should_exit = True
         try:
-            self._serving.result(timeout=15)
+            self._serving.result(timeout=STOP_TIMEOUT)
         finally:
             self.thread.close()
             self._sock.close()

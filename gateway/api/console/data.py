@@ -12,6 +12,7 @@ from typing import Any
 
 from gateway.budgets.overview import budget_overview
 from gateway.domain.errors import InvalidRequest
+from gateway.domain.failures import ErrorClass
 from gateway.domain.model import Operation, PolicyMode
 from gateway.routing.circuit import CircuitState
 from gateway.runtime import Runtime
@@ -24,22 +25,8 @@ from gateway.telemetry.console import (
 )
 from gateway.telemetry.overview import overview_figures
 
-ERROR_CLASSES: tuple[str, ...] = (
-    "upstream_timeout",
-    "upstream_connect",
-    "upstream_5xx",
-    "upstream_429",
-    "upstream_4xx",
-    "upstream_auth",
-    "invalid_upstream_response",
-    "stream_cut",
-    "circuit_open",
-    "client_disconnected",
-    "budget_exceeded",
-    "budget_unavailable",
-    "budget_error",
-    "no_eligible_model",
-)
+# Every class a row can hold (a filter's choices), in the order the error tree lists them.
+ERROR_CLASSES: tuple[str, ...] = tuple(str(member) for member in ErrorClass)
 PAGE_SIZE = 50
 FILTER_NAMES = (
     "configuration",

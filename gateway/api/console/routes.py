@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Awaitable, Callable
 from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, urlencode
@@ -35,15 +36,13 @@ from gateway.api.console.data import (
     providers_data,
 )
 from gateway.api.console.html import Frame, esc, page
-from gateway.api.console.views import (
-    budgets_page,
-    call_page,
-    calls_page,
-    overview_page,
-    providers_page,
-    sign_in_page,
-    why_page,
-)
+from gateway.api.console.views.budgets import budgets_page
+from gateway.api.console.views.calls import calls_page
+from gateway.api.console.views.decision import call_page
+from gateway.api.console.views.overview import overview_page
+from gateway.api.console.views.providers import providers_page
+from gateway.api.console.views.sign_in import sign_in_page
+from gateway.api.console.views.why import why_page
 from gateway.domain.clock import utc_now
 from gateway.domain.errors import AuthenticationFailed, GatewayError, InvalidRequest, NotFound
 from gateway.pipeline.explain import explain_configuration
@@ -110,90 +109,99 @@ def _error_page(error: GatewayError, access: Access, active: str) -> Response[st
 # Pages ----------------------------------------------------------------------------------
 
 
+Render = Callable[[Runtime, dict[str, str], Frame], Awaitable[str]]
+
+
+async def _page(
+    request: Request[Any, Any, Any], active: str, render: Render
+) -> Response[str] | Redirect:
+    """A signed-in page: ``render`` builds it; a GatewayError it raises shows as an error page."""
+    access = access_of(request)
+    if not access.allowed:
+        return _to_sign_in(request)
+    try:
+        text = await render(_runtime(request), _params(request), _frame(access, active))
+    except GatewayError as error:
+        return _error_page(error, access, active)
+    return _html(text)
+
+
+async def _call_of(runtime: Runtime, call_id: int) -> dict[str, Any]:
+    found = await call_detail(runtime.engine, call_id)
+    if found is None:
+        raise NotFound(f"No call {call_id}.")
+    return found
+
+
 @get("/admin", include_in_schema=False)
 async def overview(request: Request[Any, Any, Any]) -> Response[str] | Redirect:
     """``/admin/``; ``/admin`` (which routes here too) redirects there."""
     if not request.scope.get("raw_path", b"/").endswith(b"/"):
         query = request.scope.get("query_string", b"").decode("latin-1")
         return Redirect(f"/admin/?{query}" if query else "/admin/", status_code=308)
-    access = access_of(request)
-    if not access.allowed:
-        return _to_sign_in(request)
-    try:
-        data = await overview_data(_runtime(request), _params(request), utc_now())
-    except GatewayError as error:
-        return _error_page(error, access, "overview")
-    return _html(overview_page(data, _frame(access, "overview")))
+
+    async def render(runtime: Runtime, params: dict[str, str], frame: Frame) -> str:
+        return overview_page(await overview_data(runtime, params, utc_now()), frame)
+
+    return await _page(request, "overview", render)
 
 
 @get("/admin/calls", include_in_schema=False)
 async def calls(request: Request[Any, Any, Any]) -> Response[str] | Redirect:
-    access = access_of(request)
-    if not access.allowed:
-        return _to_sign_in(request)
-    runtime = _runtime(request)
-    params = _params(request)
-    try:
+    async def render(runtime: Runtime, params: dict[str, str], frame: Frame) -> str:
         data = await calls_data(runtime, params)
-    except GatewayError as error:
-        return _error_page(error, access, "calls")
-    query = {name: params[name] for name in FILTER_NAMES if params.get(name)}
-    return _html(calls_page(data, filter_options(runtime), query, _frame(access, "calls")))
+        query = {name: params[name] for name in FILTER_NAMES if params.get(name)}
+        return calls_page(data, filter_options(runtime), query, frame)
+
+    return await _page(request, "calls", render)
 
 
 @get("/admin/calls/{call_id:int}", include_in_schema=False)
 async def call(request: Request[Any, Any, Any]) -> Response[str] | Redirect:
     call_id: int = request.path_params["call_id"]
-    access = access_of(request)
-    if not access.allowed:
-        return _to_sign_in(request)
-    found = await call_detail(_runtime(request).engine, call_id)
-    if found is None:
-        return _error_page(NotFound(f"No call {call_id}."), access, "calls")
-    return _html(call_page(found, _frame(access, "calls")))
+
+    async def render(runtime: Runtime, _params: dict[str, str], frame: Frame) -> str:
+        return call_page(await _call_of(runtime, call_id), frame)
+
+    return await _page(request, "calls", render)
 
 
 @get("/admin/why", include_in_schema=False)
 async def why(request: Request[Any, Any, Any]) -> Response[str] | Redirect:
-    access = access_of(request)
-    if not access.allowed:
-        return _to_sign_in(request)
-    runtime = _runtime(request)
-    params = _params(request)
-    readout: dict[str, Any] | None = None
-    error: str | None = None
-    configuration = params.get("configuration")
-    if configuration:
-        try:
-            readout = explain_configuration(
-                runtime.config,
-                runtime.snapshots.snapshot(),
-                configuration,
-                params.get("operation") or "chat",
-                params.get("mode") or None,
-            )
-        except GatewayError as failure:
-            error = failure.message
-    options = filter_options(runtime)
-    return _html(why_page(readout, options, params, error, _frame(access, "why")))
+    async def render(runtime: Runtime, params: dict[str, str], frame: Frame) -> str:
+        readout: dict[str, Any] | None = None
+        error: str | None = None
+        configuration = params.get("configuration")
+        if configuration:
+            try:
+                readout = explain_configuration(
+                    runtime.config,
+                    runtime.snapshots.snapshot(),
+                    configuration,
+                    params.get("operation") or "chat",
+                    params.get("mode") or None,
+                )
+            except GatewayError as failure:
+                error = failure.message
+        return why_page(readout, filter_options(runtime), params, error, frame)
+
+    return await _page(request, "why", render)
 
 
 @get("/admin/providers", include_in_schema=False)
 async def providers(request: Request[Any, Any, Any]) -> Response[str] | Redirect:
-    access = access_of(request)
-    if not access.allowed:
-        return _to_sign_in(request)
-    data = await providers_data(_runtime(request), utc_now())
-    return _html(providers_page(data, _frame(access, "providers")))
+    async def render(runtime: Runtime, _params: dict[str, str], frame: Frame) -> str:
+        return providers_page(await providers_data(runtime, utc_now()), frame)
+
+    return await _page(request, "providers", render)
 
 
 @get("/admin/budgets", include_in_schema=False)
 async def budgets(request: Request[Any, Any, Any]) -> Response[str] | Redirect:
-    access = access_of(request)
-    if not access.allowed:
-        return _to_sign_in(request)
-    data = await budgets_data(_runtime(request), utc_now())
-    return _html(budgets_page(data, _frame(access, "budgets")))
+    async def render(runtime: Runtime, _params: dict[str, str], frame: Frame) -> str:
+        return budgets_page(await budgets_data(runtime, utc_now()), frame)
+
+    return await _page(request, "budgets", render)
 
 
 @get("/admin/static/{name:str}", include_in_schema=False)
@@ -329,11 +337,7 @@ async def api_calls(request: Request[Any, Any, Any]) -> dict[str, Any]:
 @get("/admin/api/calls/{call_id:int}", include_in_schema=False)
 async def api_call(request: Request[Any, Any, Any]) -> dict[str, Any]:
     _require(request)
-    call_id: int = request.path_params["call_id"]
-    found = await call_detail(_runtime(request).engine, call_id)
-    if found is None:
-        raise NotFound(f"No call {call_id}.")
-    return found
+    return await _call_of(_runtime(request), request.path_params["call_id"])
 
 
 @get("/admin/api/providers", include_in_schema=False)

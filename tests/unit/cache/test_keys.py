@@ -83,19 +83,26 @@ def test_fingerprints_agree_across_processes() -> None:
     import os
     import subprocess
     import sys
+    from pathlib import Path
 
     script = (
         "import json, sys; from tests.unit.cache.test_keys import _fingerprints; "
         "print(json.dumps(_fingerprints()))"
     )
+    root = Path(__file__).resolve().parents[3]  # where `tests` imports from, whatever the cwd
+    # The child starts from this environment less what an earlier test or server may have
+    # left in it: nothing of the gateway's or prometheus_client's is read from it.
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("GATEWAY_", "PROMETHEUS_"))}
     seen = set()
     for seed in ("1", "2", "3"):
-        out = subprocess.run(
+        child = subprocess.run(
             [sys.executable, "-c", script],
-            env={**os.environ, "PYTHONHASHSEED": seed},
+            cwd=root,
+            env={**environ, "PYTHONHASHSEED": seed},
             capture_output=True,
             text=True,
-            check=True,
-        ).stdout
-        seen.add(json.dumps(json.loads(out), sort_keys=True))
+            timeout=120,
+        )
+        assert child.returncode == 0, child.stderr  # the child's traceback, when it fails
+        seen.add(json.dumps(json.loads(child.stdout), sort_keys=True))
     assert len(seen) == 1

@@ -9,6 +9,7 @@ dropped at the end. The URLs' users must be allowed to create databases.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
 import uuid
 from collections.abc import AsyncIterator, Coroutine, Iterator
@@ -26,6 +27,7 @@ import gateway.db.tables  # noqa: F401  (registers the tables)
 from gateway.db import migrate
 from gateway.db.base import metadata
 from gateway.db.engine import create_engine
+from tests.support import migrated as migrated_support
 
 SERVER_URLS = {
     "postgresql": "GATEWAY_TEST_POSTGRES_URL",
@@ -62,20 +64,47 @@ async def _server_ddl(server_url: str, statement: str) -> None:
 
 
 @contextmanager
-def scratch_database(backend: str, directory: Path) -> Iterator[str]:
-    """Yield the URL of an empty database of ``backend`` that is gone afterwards."""
+def scratch_database(backend: str, directory: Path, *, migrated: bool = False) -> Iterator[str]:
+    """Yield the URL of an empty database of ``backend`` that is gone afterwards; with
+    ``migrated``, one at the schema's head (SQLite and PostgreSQL: a copy of a template
+    migrated once per test run)."""
     if backend == "sqlite":
-        yield f"sqlite+aiosqlite:///{directory / 'gateway.db'}"
+        url = f"sqlite+aiosqlite:///{directory / 'gateway.db'}"
+        if migrated:
+            migrated_support.migrate(url)
+        yield url
         return
     server_url = os.environ[SERVER_URLS[backend]]
     name = f"gwtest_{uuid.uuid4().hex[:12]}"
-    _run(_server_ddl(server_url, f"CREATE DATABASE {name}"))
+    template = ""
+    if migrated and backend == "postgresql":
+        template = f" TEMPLATE {_postgres_template(server_url)}"
+    _run(_server_ddl(server_url, f"CREATE DATABASE {name}{template}"))
     try:
-        url = make_url(server_url).set(database=name)
-        yield url.render_as_string(hide_password=False)
+        url = make_url(server_url).set(database=name).render_as_string(hide_password=False)
+        if migrated and not template:
+            migrate.upgrade(url)
+        yield url
     finally:
         force = " WITH (FORCE)" if backend == "postgresql" else ""
         _run(_server_ddl(server_url, f"DROP DATABASE IF EXISTS {name}{force}"))
+
+
+_templates: dict[str, str] = {}
+
+
+def _postgres_template(server_url: str) -> str:
+    """A database migrated to head on this server, made once per test run and dropped at
+    its end: CREATE DATABASE ... TEMPLATE copies it in a fraction of a migration's time."""
+    if server_url not in _templates:
+        name = f"gwtest_template_{uuid.uuid4().hex[:12]}"
+        _run(_server_ddl(server_url, f"CREATE DATABASE {name}"))
+        drop = f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+        # At exit no event loop runs (and no new thread may start): asyncio.run directly.
+        atexit.register(lambda: asyncio.run(_server_ddl(server_url, drop)))
+        migrate.upgrade(make_url(server_url).set(database=name).render_as_string(False))
+        _templates[server_url] = name
+    return _templates[server_url]
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
