@@ -17,8 +17,9 @@ computed. The snapshot is built once (the signal caches are warm: no I/O).
 - "uncached": decide() itself, which screens, collects the signals and ranks afresh; this is
   the first call after a refresh.
 
-The signal reads reuse bench/history_read.py's seeding (``fill``: the rows, then the hourly
-rollup backfilled from them, as migration 0004 does): the same 1M-row layouts, keys and
+The signal reads reuse bench/history_read.py's seeding (``fill``: the rows, then the
+rollup's hours and days backfilled from them, as migrations 0004 and 0007 do): the same
+1M-row layouts, keys and
 failure mix, in a temporary SQLite file and, when GATEWAY_TEST_POSTGRES_URL /
 GATEWAY_TEST_MARIADB_URL are set, in scratch databases created and dropped here. Each read is
 timed on a fresh engine (cold: the first run) and then warm; the rows-only reads (the read
@@ -250,8 +251,9 @@ async def bench_server(name: str, server_url: str, rows: int, runs: int) -> None
 async def history_reads(rows: int, runs: int, only: str | None) -> None:
     print(
         f"signal reads (gateway.signals.history, gateway.signals.health), {DAYS}-day history "
-        f"window, now = {NOW:%H:%M:%S} UTC (mid-hour: the rollup's whole hours plus the rows "
-        f"of the first and the current hour); target <= 50 ms; seeded by bench/history_read.py"
+        f"window, now = {NOW:%H:%M:%S} UTC (the rows of the window's first hour, the rollup's "
+        f"hours to the next midnight and its days); target <= 50 ms; seeded by "
+        f"bench/history_read.py"
     )
     if only in (None, "sqlite"):
         with tempfile.TemporaryDirectory() as directory:

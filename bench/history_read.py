@@ -90,8 +90,8 @@ def insert_sql(dialect: str, n: int, span: int) -> str:
 
 
 async def fill(url: str, rows: int, span: int) -> float:
-    """Insert the rows, then fill the hourly rollup from them (as migration 0004 does for
-    rows written before it): the reads take whole hours from the rollup."""
+    """Insert the rows, then fill the rollup from them (as migrations 0004 and 0007 do for
+    rows written before them): the reads take whole hours and days from the rollup."""
     engine = create_engine(url)
     started = time.perf_counter()
     async with engine.begin() as connection:
@@ -101,7 +101,14 @@ async def fill(url: str, rows: int, span: int) -> float:
         # Index-only scans need the visibility map; autovacuum would set it soon after.
         async with engine.connect() as connection:
             await connection.execution_options(isolation_level="AUTOCOMMIT")
-            for table in ("telemetry", "telemetry_hourly", "telemetry_hourly_latency"):
+            for table in (
+                "telemetry",
+                "telemetry_hourly",
+                "telemetry_hourly_latency",
+                "telemetry_daily",
+                "telemetry_hourly_histogram",
+                "telemetry_daily_histogram",
+            ):
                 await connection.execute(text(f"VACUUM ANALYZE {table}"))
     elif engine.dialect.name == "sqlite":
         async with engine.begin() as connection:

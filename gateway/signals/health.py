@@ -7,37 +7,33 @@ samples = rows; successes = rows with ``success = 1 AND fallback_attempts = 0``
 (a run rescued by a fallback is a failure of the primary); average latency
 over the rows with ``fallback_attempts = 0``, None when there are none.
 
-A window holding whole hours reads them from the hourly rollup (its
-``health_*`` counters, keyed by ``attempted_provider``) and the rest from the
-rows (gateway.signals.window); the default 900-second window is all rows, read
-through ``ix_telemetry_health_window``.
+The window's part of its first hour is read from the rows (through
+``ix_telemetry_health_window``), the rest from the rollup's hours and days (their
+``health_*`` counters, keyed by ``attempted_provider``; gateway.signals.window).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
+from functools import cache
 from typing import Any
 
-from sqlalchemy import Select, and_, case, func, or_, select
+from sqlalchemy import CompoundSelect, Select, and_, case, func, or_, select, union_all
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gateway.db.rollup_tables import telemetry_hourly
+from gateway.db.rollup_tables import telemetry_daily, telemetry_hourly
 from gateway.db.tables import telemetry
 from gateway.domain import HealthSample
 from gateway.routing.populations import CALLER_FAULTS
-from gateway.signals.window import WindowSplit, split_window
+from gateway.signals.window import Bound, in_period, marks, parts, rows_only, split_window
 
 _t = telemetry.c
-_h = telemetry_hourly.c
 
 
-def health_query(since: datetime, until: datetime | None = None) -> Select[Any]:
+def health_query(since: Bound, until: Bound | None = None) -> Select[Any]:
     """Per provider: samples, successes, latency sum and count over ``[since, until)``."""
     first_attempt = _t.fallback_attempts == 0
-    window = [_t.created_at >= since]
-    if until is not None:
-        window.append(_t.created_at < until)
     return (
         select(
             _t.provider,
@@ -47,7 +43,7 @@ def health_query(since: datetime, until: datetime | None = None) -> Select[Any]:
             func.sum(case((first_attempt, 1), else_=0)),
         )
         .where(
-            *window,
+            in_period(_t.created_at, since, until),
             _t.provider.is_not(None),
             _t.cache_hit == 0,
             or_(_t.error_class.is_(None), _t.error_class.not_in(CALLER_FAULTS)),
@@ -56,18 +52,34 @@ def health_query(since: datetime, until: datetime | None = None) -> Select[Any]:
     )
 
 
-def rollup_health_query(split: WindowSplit) -> Select[Any]:
+_LEVELS = {"hours": (telemetry_hourly, "hour"), "days": (telemetry_daily, "day")}
+
+
+def _part_query(shape: tuple[str, bool], index: int) -> Select[Any]:
+    source, bounded = shape
+    start, end = marks(bounded, index)
+    if source == "rows":
+        return health_query(start, end)
+    table, period = _LEVELS[source]
+    c = table.c
     return (
         select(
-            _h.attempted_provider,
-            func.sum(_h.health_samples),
-            func.sum(_h.health_successes),
-            func.sum(_h.health_latency_sum_ms),
-            func.sum(_h.health_latency_calls),
+            c.attempted_provider,
+            func.sum(c.health_samples),
+            func.sum(c.health_successes),
+            func.sum(c.health_latency_sum_ms),
+            func.sum(c.health_latency_calls),
         )
-        .where(_h.hour >= split.first_hour, _h.hour < split.last_hour, _h.health_samples > 0)
-        .group_by(_h.attempted_provider)
+        .where(in_period(c[period], start, end), c.health_samples > 0)
+        .group_by(c.attempted_provider)
     )
+
+
+@cache
+def _statement(shapes: tuple[tuple[str, bool], ...]) -> Select[Any] | CompoundSelect[Any]:
+    """The parts' reads in one ``UNION ALL``, built once with bind parameters."""
+    queries = [_part_query(shape, i) for i, shape in enumerate(shapes)]
+    return queries[0] if len(queries) == 1 else union_all(*queries)
 
 
 def _add(totals: dict[str, list[Any]], rows: Iterable[Sequence[Any]]) -> None:
@@ -85,17 +97,14 @@ async def read_health(
     engine: AsyncEngine, window_seconds: int, now: datetime, *, use_rollup: bool = True
 ) -> dict[str, HealthSample]:
     since = now - timedelta(seconds=window_seconds)
-    split = split_window(since, now) if use_rollup else WindowSplit(since, since, since)
+    window = parts(split_window(since)) if use_rollup else rows_only(since)
+    params: dict[str, datetime] = {}
+    for i, part in enumerate(window):
+        params.update(part.params(i))
     totals: dict[str, list[Any]] = {}
     async with engine.connect() as connection:
-        if split.has_rollup:
-            if split.since < split.first_hour:
-                query = health_query(split.since, split.first_hour)
-                _add(totals, (await connection.execute(query)).all())
-            _add(totals, (await connection.execute(rollup_health_query(split))).all())
-            _add(totals, (await connection.execute(health_query(split.last_hour))).all())
-        else:
-            _add(totals, (await connection.execute(health_query(since))).all())
+        statement = _statement(tuple(part.shape for part in window))
+        _add(totals, (await connection.execute(statement, params)).all())
     return {
         provider: HealthSample(
             samples=samples,

@@ -3,8 +3,9 @@
 ``submit`` appends to an in-memory queue and returns; it never blocks, never
 raises, never awaits. A background task takes up to ``batch_size`` records
 (waiting at most ``flush_interval`` for a batch to fill), inserts them with one
-executemany and upserts their ``usage_daily`` and hourly rollup
-(``telemetry_hourly``, ``telemetry_hourly_latency``) increments in the same
+executemany and upserts their ``usage_daily`` and rollup increments (hourly:
+``telemetry_hourly``, ``telemetry_hourly_latency``, ``telemetry_hourly_histogram``;
+daily: ``telemetry_daily``, ``telemetry_daily_histogram``) in the same
 transaction. A database outage never fails a call: a failed batch is kept and
 retried with exponential backoff, and only after ``retry_attempts`` is it
 dropped and counted. While the batch waits, new records queue up to
@@ -28,6 +29,7 @@ from gateway.db.engine import describe_error
 from gateway.db.tables import telemetry
 from gateway.telemetry.records import TelemetryRecord, to_row
 from gateway.telemetry.rollup import hourly_increments, rollup_statements
+from gateway.telemetry.rollup_levels import level_increments, level_statements
 from gateway.telemetry.usage_daily import upsert_statement, usage_increments
 
 log = logging.getLogger(__name__)
@@ -83,6 +85,7 @@ class TelemetryWriter:
         self._limits = _string_limits()
         self._upsert = upsert_statement(engine.dialect)
         self._hourly_upsert, self._latency_upsert = rollup_statements(engine.dialect)
+        self._level_upserts = level_statements(engine.dialect)
         self._queue: deque[TelemetryRecord] = deque()
         self._wake = asyncio.Event()
         self._settled_changed = asyncio.Condition()
@@ -205,11 +208,16 @@ class TelemetryWriter:
         rows = [to_row(record, self._limits) for record in batch]
         increments = usage_increments(batch)
         hourly, latency = hourly_increments(batch)
+        levels = level_increments(hourly, latency)
+        upserts = self._level_upserts
         statements = (
             (telemetry.insert(), rows),
             (self._upsert, increments),
             (self._hourly_upsert, hourly),
+            (upserts.daily, levels.daily),
             (self._latency_upsert, latency),
+            (upserts.hourly_histogram, levels.hourly_histogram),
+            (upserts.daily_histogram, levels.daily_histogram),
         )
         async with self._engine.begin() as connection:
             for statement, parameters in statements:  # in order: the upserts' keys sorted

@@ -1,4 +1,5 @@
-"""Migration 0004 fills the hourly rollup from the rows already there, as the writer would."""
+"""Migrations 0004 and 0007 fill the rollup (its hours, then its days and histograms) from
+the rows already there, as the writer would."""
 
 from __future__ import annotations
 
@@ -15,7 +16,13 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.db import migrate
 from gateway.db.engine import create_engine
-from gateway.db.rollup_tables import telemetry_hourly, telemetry_hourly_latency
+from gateway.db.rollup_tables import (
+    telemetry_daily,
+    telemetry_daily_histogram,
+    telemetry_hourly,
+    telemetry_hourly_histogram,
+    telemetry_hourly_latency,
+)
 from gateway.db.tables import telemetry
 from gateway.signals.history import read_call_history
 from gateway.telemetry.records import to_row
@@ -25,6 +32,13 @@ from tests.unit.signals.test_rollup_reads import random_records
 from tests.unit.telemetry.factory import NOW
 
 NEW_COLUMNS = ("output_tokens_per_second", "upstream_model")
+ROLLUP = {
+    "hourly": telemetry_hourly,
+    "latency": telemetry_hourly_latency,
+    "daily": telemetry_daily,
+    "hourly_histogram": telemetry_hourly_histogram,
+    "daily_histogram": telemetry_daily_histogram,
+}
 
 
 @pytest.fixture(params=BACKENDS)
@@ -35,7 +49,7 @@ def empty_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 
 
 async def _rollup(engine: AsyncEngine) -> dict[str, list[dict[str, Any]]]:
-    tables = {"hourly": telemetry_hourly, "latency": telemetry_hourly_latency}
+    tables = ROLLUP
     out: dict[str, list[dict[str, Any]]] = {}
     async with engine.connect() as connection:
         for name, table in tables.items():
@@ -45,6 +59,7 @@ async def _rollup(engine: AsyncEngine) -> dict[str, list[dict[str, Any]]]:
                 if c.name
                 in {
                     "hour",
+                    "day",
                     "configuration",
                     "api_key_id",
                     "provider",
@@ -91,7 +106,7 @@ async def test_the_backfill_equals_what_the_writer_keeps(empty_url: str) -> None
         }
 
         async with engine.begin() as connection:
-            for table in (telemetry, telemetry_hourly, telemetry_hourly_latency):
+            for table in (telemetry, *ROLLUP.values()):
                 await connection.execute(table.delete())
         writer = TelemetryWriter(engine)
         for record in records:
@@ -100,7 +115,7 @@ async def test_the_backfill_equals_what_the_writer_keeps(empty_url: str) -> None
         written = await _rollup(engine)
     finally:
         await engine.dispose()
-    for name in ("hourly", "latency"):
+    for name in ROLLUP:
         assert len(backfilled[name]) == len(written[name]) > 0
         for left, right in zip(backfilled[name], written[name], strict=True):
             assert left.keys() == right.keys()

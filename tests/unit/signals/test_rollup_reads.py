@@ -1,8 +1,10 @@
 """The rollup-based reads equal the row-based ones (docs/telemetry.md#telemetry_hourly).
 
 Random calls over eight days, written through the telemetry writer (which keeps the
-hourly rollup), are read back both ways, at several moments inside an hour, for every
-statistic and stream measure; then again after a retention purge. On every database.
+rollup's hours and days), are read back both ways, at several moments inside an hour,
+for every statistic and stream measure: the 7-day windows take six whole days from the
+day level, 23 hours from the hour level and the rest from the rows. Then again after
+retention purges whose cutoff falls inside a day. On every database.
 """
 
 from __future__ import annotations
@@ -11,12 +13,20 @@ import math
 import random
 from datetime import timedelta
 from decimal import Decimal
+from typing import Any
 
 import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gateway.db.rollup_tables import telemetry_hourly, telemetry_hourly_latency
+from gateway.db.rollup_tables import (
+    BUCKET_COLUMNS,
+    telemetry_daily,
+    telemetry_daily_histogram,
+    telemetry_hourly,
+    telemetry_hourly_histogram,
+    telemetry_hourly_latency,
+)
 from gateway.db.tables import telemetry
 from gateway.domain import HealthSample, HistoryFigures
 from gateway.signals.health import read_health
@@ -114,7 +124,18 @@ def _same_health(rolled: dict[str, HealthSample], rows: dict[str, HealthSample])
         assert _close(other.avg_latency_ms, sample.avg_latency_ms)
 
 
-MOMENTS = (timedelta(0), timedelta(minutes=17, seconds=3), timedelta(minutes=59, seconds=59))
+# NOW is noon: 7-day windows from these moments read 11 or 12 hours before the first
+# midnight from the hour level; from 04:28:57 (19 hours) their histograms are read as
+# that day minus its first 5 hours. Their histograms take the first hour's rows from
+# the rows (12:43:11, 12:59:59) or as the whole hour minus the rows before the window
+# (12:17:03, 04:28:57; gateway.signals.window.counting_parts).
+MOMENTS = (
+    timedelta(0),
+    timedelta(minutes=17, seconds=3),
+    timedelta(minutes=43, seconds=11),
+    timedelta(minutes=59, seconds=59),
+    -timedelta(hours=7, minutes=31, seconds=3),
+)
 
 
 async def _compare_everything(engine: AsyncEngine) -> int:
@@ -150,13 +171,23 @@ async def test_rollup_reads_equal_row_reads_on_random_calls(engine: AsyncEngine,
     assert await _compare_everything(engine) > 0
 
 
+async def _total(engine: AsyncEngine, column: Any) -> int:
+    async with engine.connect() as connection:
+        return int((await connection.execute(select(func.sum(column)))).scalar() or 0)
+
+
 async def test_the_rollup_sums_every_row(engine: AsyncEngine) -> None:
     records = random_records(random.Random(3), 400)
     await _write(engine, records)
     async with engine.connect() as connection:
-        calls = (await connection.execute(select(func.sum(telemetry_hourly.c.calls)))).scalar()
         rows = (await connection.execute(select(func.count()).select_from(telemetry))).scalar()
-    assert int(calls or 0) == rows == len(records)
+    assert await _total(engine, telemetry_hourly.c.calls) == rows == len(records)
+    assert await _total(engine, telemetry_daily.c.calls) == len(records)
+    latency = await _total(engine, telemetry_hourly_latency.c.calls)
+    assert latency > 0
+    for table in (telemetry_hourly_histogram, telemetry_daily_histogram):
+        assert await _total(engine, table.c.calls) == latency
+        assert sum([await _total(engine, table.c[name]) for name in BUCKET_COLUMNS]) == latency
 
 
 async def test_after_a_purge_rollup_reads_still_equal_row_reads(engine: AsyncEngine) -> None:
@@ -174,3 +205,15 @@ async def test_after_a_purge_rollup_reads_still_equal_row_reads(engine: AsyncEng
     assert oldest_row is not None and oldest_row >= cutoff
     assert oldest_hour == oldest_bucket == cutoff
     assert await _compare_everything(engine) > 0
+    # An hour later the next purge takes one more hour out of the same day, only that one.
+    later = Retention(engine, 7, clock=lambda: NOW + timedelta(days=1, hours=1, minutes=2))
+    assert await later.purge_now() > 0
+    async with engine.connect() as connection:
+        oldest_day = (await connection.execute(select(func.min(telemetry_daily.c.day)))).scalar()
+    assert oldest_day == cutoff.replace(hour=0)
+    assert await _compare_everything(engine) > 0
+    for hourly, daily in (
+        (telemetry_hourly, telemetry_daily),
+        (telemetry_hourly_histogram, telemetry_daily_histogram),
+    ):
+        assert await _total(engine, daily.c.calls) == await _total(engine, hourly.c.calls)
