@@ -17,8 +17,9 @@ transaction that inserts the rows, so the rollup's hours from the range's start 
 exactly the rows from that moment on (docs/telemetry.md#telemetry_hourly).
 
 The rollup of a busy month is large (a row per hour and key), so each process keeps
-the rollup figures of the days that ended more than ``SETTLE`` ago (:class:`SettledDays`)
-and reads again from the database only today (and yesterday, until it settles). A
+the rollup figures of the days that ended more than ``SETTLE`` ago (:class:`SettledDays`,
+read from the rollup's day level, a row per key and day) and reads the hourly level
+again only for today (and yesterday, until it settles). A
 settled day is read again ``REREAD_SECONDS`` after it was read, at most
 ``REREAD_PER_READ`` per Overview, so rows written late (a stream longer than
 ``SETTLE``, a batch retried through a database outage) and retention purges show
@@ -37,7 +38,13 @@ from typing import Any
 from sqlalchemy import ColumnElement, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from gateway.db.rollup_tables import telemetry_hourly, telemetry_hourly_latency
+from gateway.db.rollup_tables import (
+    BUCKET_COLUMNS,
+    telemetry_daily,
+    telemetry_daily_histogram,
+    telemetry_hourly,
+    telemetry_hourly_latency,
+)
 from gateway.db.tables import usage_daily
 from gateway.routing.latency_buckets import percentile
 from gateway.telemetry.rollup import TTFT
@@ -51,6 +58,8 @@ KEPT_DAYS = 31  # the longest range: older days are forgotten
 DAY = timedelta(days=1)
 
 _h = telemetry_hourly.c
+_d = telemetry_daily.c
+_dh = telemetry_daily_histogram.c
 _l = telemetry_hourly_latency.c
 _u = usage_daily.c
 _RATES = ("calls", "errors", "cache_hits", "fallbacks", "streams")
@@ -126,6 +135,40 @@ async def read_rollup(
     return figures
 
 
+async def read_days(connection: AsyncConnection, days: list[date]) -> dict[date, RollupFigures]:
+    """The figures of each of ``days`` from the rollup's day level (``telemetry_daily``
+    and ``telemetry_daily_histogram``, a row per key and day rather than per key and
+    hour); a day without rows has empty figures."""
+    figures = {day: RollupFigures() for day in days}
+    if not days:
+        return figures
+    starts = [start_of(day) for day in days]
+    sums = (
+        select(_d.day, *(func.sum(_d[name]) for name in _RATES))
+        .where(_d.day.in_(starts))
+        .group_by(_d.day)
+    )
+    for moment, *counts in await connection.execute(sums):
+        calls, errors, cache_hits, fallbacks, streams = (int(value or 0) for value in counts)
+        figures[_day_of(moment)] = RollupFigures(calls, errors, cache_hits, fallbacks, streams)
+    histograms = (
+        select(_dh.day, _dh.kind, *(func.sum(_dh[column]) for column in BUCKET_COLUMNS))
+        .where(_dh.day.in_(starts), or_(_dh.kind != TTFT, _dh.operation == STREAM))
+        .group_by(_dh.day, _dh.kind)
+    )
+    for moment, kind, *buckets in await connection.execute(histograms):
+        day = figures[_day_of(moment)]
+        target = day.ttft if kind == TTFT else day.total
+        for bucket, calls in enumerate(buckets):
+            if calls:
+                target[bucket] = target.get(bucket, 0) + int(calls)
+    return figures
+
+
+def _day_of(moment: datetime) -> date:
+    return moment.astimezone(UTC).date() if moment.tzinfo else moment.date()
+
+
 class SettledDays:
     """One process's rollup figures of the UTC days that ended more than ``SETTLE`` ago."""
 
@@ -147,8 +190,7 @@ class SettledDays:
             (d for d in settled if d in self._days and moment - self._days[d][0] >= REREAD_SECONDS),
             key=lambda day: self._days[day][0],  # the longest remembered first
         )
-        for day in missing + due[:REREAD_PER_READ]:
-            read = await read_rollup(connection, start_of(day), start_of(day + DAY))
+        for day, read in (await read_days(connection, missing + due[:REREAD_PER_READ])).items():
             self._days[day] = (moment, read)
         for day in [d for d in self._days if d < settled_before - KEPT_DAYS * DAY]:
             del self._days[day]
