@@ -43,16 +43,23 @@ def _string_limits() -> dict[str, int]:
     }
 
 
+# The largest piece: a multi-row statement of 32 rows binds a row's parameters at the
+# cost of 256 (bench/overhead.py), and SQLite keeps every statement it prepared, per
+# pooled connection and per table and size: pieces of up to 256 rows held about 20 MB
+# more of them (bench/memory.py --models both: 169.7 MB after its load).
+MAX_PIECE = 32
+
+
 def pieces(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    """The rows in pieces whose sizes are powers of two, largest first and in order (500
-    rows: 256, 128, 64, 32, 16, 4). On SQLite each piece is one multi-row statement
-    (gateway.db.engine), and SQLite keeps each statement it has prepared: with a few sizes
-    a few statements, not one of about a megabyte for every batch size seen (resident
-    memory grew past 200 MB)."""
+    """The rows in order, in pieces of ``MAX_PIECE`` and then of powers of two, largest
+    first (75 rows: 32, 32, 8, 2, 1). On SQLite each piece is one multi-row statement
+    (gateway.db.engine), and SQLite keeps each statement it has prepared: with a few
+    small sizes a few small statements, not one of about a megabyte for every batch size
+    seen (resident memory grew past 200 MB)."""
     found: list[list[dict[str, Any]]] = []
     start, left = 0, len(rows)
     while left:
-        size = 1 << (left.bit_length() - 1)
+        size = min(MAX_PIECE, 1 << (left.bit_length() - 1))
         found.append(rows[start : start + size])
         start, left = start + size, left - size
     return found
