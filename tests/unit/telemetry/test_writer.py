@@ -15,7 +15,7 @@ from gateway.db import migrate
 from gateway.db.engine import create_engine
 from gateway.db.tables import telemetry, usage_daily
 from gateway.telemetry.retention import Retention
-from gateway.telemetry.writer import TelemetryWriter, WriterSettings, pieces
+from gateway.telemetry.writer import MAX_PIECE, TelemetryWriter, WriterSettings, pieces
 from tests.unit.telemetry.factory import NOW, make_record
 
 
@@ -200,12 +200,15 @@ def test_a_batch_goes_in_pieces_of_a_few_sizes_each_row_once() -> None:
         assert [row for piece in split for row in piece] == rows  # each row once, in order
         sizes = [len(piece) for piece in split]
         assert all(size & (size - 1) == 0 for size in sizes)  # powers of two
-        assert sizes == sorted(set(sizes), reverse=True)  # each size at most once
+        assert all(size <= MAX_PIECE for size in sizes)
+        rest = [size for size in sizes if size < MAX_PIECE]
+        assert sizes == [MAX_PIECE] * (len(sizes) - len(rest)) + rest  # whole pieces first
+        assert rest == sorted(set(rest), reverse=True)  # then each smaller size at most once
 
 
 async def test_batches_of_many_sizes_prepare_a_few_statements(tmp_path: Path) -> None:
     """SQLite keeps every statement it has prepared (about a megabyte for hundreds of
-    rows): batches of 1 to 300 rows use only the nine statement shapes of 1 to 256 rows."""
+    rows): batches of 1 to 300 rows use only the six statement shapes of 1 to 32 rows."""
     from sqlalchemy import event
 
     url = f"sqlite+aiosqlite:///{tmp_path / 'g.db'}"
@@ -229,4 +232,4 @@ async def test_batches_of_many_sizes_prepare_a_few_statements(tmp_path: Path) ->
     finally:
         await writer.stop()
         await engine.dispose()
-    assert len(shapes) <= 9
+    assert len(shapes) <= MAX_PIECE.bit_length()  # 1, 2, 4, 8, 16, 32
