@@ -147,6 +147,8 @@ class DatabaseBudgets:
             raise refusal(
                 refused.line, held, refused.used, now, prompt_upper_bound=bounded
             ) from None
+        except BudgetBusy:
+            raise  # waited for and refused: never an outage's admission
         except Exception as error:
             self._database_failed(error, lines, held, now, prompt_upper_bound=bounded)
             ledger.admit([line.key for line in lines], held)
@@ -171,6 +173,8 @@ class DatabaseBudgets:
         except Refused as refused:
             self.recovery.reachable()
             raise refusal(refused.line, ONE_REQUEST, refused.used, now) from None
+        except BudgetBusy:
+            raise  # waited for and refused: never an outage's admission
         except Exception as error:
             self._database_failed(error, lines, ONE_REQUEST, now)
             ledger.owe([line.key for line in lines], ONE_REQUEST)
@@ -212,8 +216,6 @@ class DatabaseBudgets:
         prompt_upper_bound: bool = False,
     ) -> None:
         """Raise unless the call may be admitted unchecked (an outage, under ``admit``)."""
-        if isinstance(error, BudgetBusy):
-            raise error
         if not is_connection_failure(error):
             log.error("budget check failed, call refused: %s", describe_error(error))
             raise BudgetCheckFailed("The gateway could not check the call's budget.") from None

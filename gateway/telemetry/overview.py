@@ -35,7 +35,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import ColumnElement, func, or_, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from gateway.db.rollup_tables import (
@@ -111,22 +111,15 @@ def start_of(day: date) -> datetime:
     return datetime.combine(day, datetime.min.time(), UTC)
 
 
-async def read_rollup(
-    connection: AsyncConnection, since: datetime, until: datetime | None = None
-) -> RollupFigures:
-    """The rollup's figures of the hours in ``[since, until)`` (no end without ``until``)."""
-    hourly: list[ColumnElement[bool]] = [_h.hour >= since]
-    latency: list[ColumnElement[bool]] = [_l.hour >= since]
-    if until is not None:
-        hourly.append(_h.hour < until)
-        latency.append(_l.hour < until)
-    sums = select(*(func.sum(_h[name]) for name in _RATES)).where(*hourly)
+async def read_rollup(connection: AsyncConnection, since: datetime) -> RollupFigures:
+    """The hourly rollup's figures of the hours from ``since`` on."""
+    sums = select(*(func.sum(_h[name]) for name in _RATES)).where(_h.hour >= since)
     row = (await connection.execute(sums)).one()
     calls, errors, cache_hits, fallbacks, streams = (int(value or 0) for value in row)
     figures = RollupFigures(calls, errors, cache_hits, fallbacks, streams)
     query = (
         select(_l.kind, _l.bucket, func.sum(_l.calls))
-        .where(*latency, or_(_l.kind != TTFT, _l.operation == STREAM))
+        .where(_l.hour >= since, or_(_l.kind != TTFT, _l.operation == STREAM))
         .group_by(_l.kind, _l.bucket)
     )
     for kind, bucket, calls in await connection.execute(query):
