@@ -24,7 +24,6 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from sqlalchemy import ColumnElement, and_, delete, insert, select, update
-from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -32,6 +31,7 @@ from gateway.budgets.figures import NOTHING, Amounts
 from gateway.budgets.windows import BudgetLine, CounterKey
 from gateway.db.budget_tables import budget_counters, budget_reservations
 from gateway.db.failures import is_connection_failure
+from gateway.db.upserts import insert_or_ignore
 from gateway.domain.errors import GatewayException
 
 Owed = Mapping[CounterKey, Amounts]
@@ -352,10 +352,6 @@ def _insert_if_missing(dialect: str) -> Any:
     """An INSERT of a zero counter that does nothing when the row exists."""
 
     def build(values: dict[str, Any]) -> Any:
-        if dialect == "postgresql":
-            return postgresql.insert(budget_counters).values(values).on_conflict_do_nothing()
-        if dialect == "sqlite":
-            return sqlite.insert(budget_counters).values(values).on_conflict_do_nothing()
-        return mysql.insert(budget_counters).values(values).prefix_with("IGNORE")
+        return insert_or_ignore(dialect, budget_counters).values(values)
 
     return build

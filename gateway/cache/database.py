@@ -7,10 +7,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import delete, select
-from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.db.budget_tables import response_cache
+from gateway.db.upserts import insert_or_replace
 from gateway.domain.clock import utc_now
 from gateway.hooks import CachedAnswer
 
@@ -62,11 +62,4 @@ class DatabaseCacheStore:
             "response_model": values["response_model"],
             "expires_at": values["expires_at"],
         }
-        if self._dialect == "postgresql":
-            pg = postgresql.insert(response_cache).values(values)
-            return pg.on_conflict_do_update(index_elements=[_t.cache_key], set_=changed)
-        if self._dialect == "sqlite":
-            lite = sqlite.insert(response_cache).values(values)
-            return lite.on_conflict_do_update(index_elements=[_t.cache_key], set_=changed)
-        my = mysql.insert(response_cache).values(values)
-        return my.on_duplicate_key_update(**changed)
+        return insert_or_replace(self._dialect, response_cache, values, ("cache_key",), changed)

@@ -14,24 +14,20 @@ from sqlalchemy import (
     Date,
     Index,
     Integer,
-    LargeBinary,
     PrimaryKeyConstraint,
     String,
     Table,
     text,
 )
-from sqlalchemy.dialects import mysql
 
 from gateway.db.base import metadata
-from gateway.db.types import Money, UtcDateTime
+from gateway.db.types import LongBinary, Money, UtcDateTime
 
 SCOPE_LEN = 16  # "key" | "configuration"
 SCOPE_ID_LEN = 128  # gateway-key and configuration ids
 PERIOD_LEN = 8  # "day" | "month"
 ZERO = text("0")
 
-# MariaDB's BLOB stops at 64 KiB; a cached answer can be larger.
-Body = LargeBinary().with_variant(mysql.LONGBLOB(), "mysql", "mariadb")
 
 budget_counters = Table(
     "budget_counters",
@@ -67,7 +63,7 @@ response_cache = Table(
     "response_cache",
     metadata,
     Column("cache_key", String(64), nullable=False),  # hex SHA-256
-    Column("body", Body, nullable=False),
+    Column("body", LongBinary(), nullable=False),  # a cached answer can pass 64 KiB
     Column("response_model", String(255)),
     Column("expires_at", UtcDateTime, nullable=False),
     PrimaryKeyConstraint("cache_key"),

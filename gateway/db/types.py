@@ -5,8 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, DateTime, Integer, Numeric
-from sqlalchemy.dialects import mysql
+from sqlalchemy import BigInteger, DateTime, Integer, LargeBinary, Numeric
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
@@ -33,6 +32,8 @@ class UtcDateTime(TypeDecorator[datetime]):
 
     def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
         if dialect.name in ("mysql", "mariadb"):
+            from sqlalchemy.dialects import mysql  # loaded already: the engine's own dialect
+
             return dialect.type_descriptor(mysql.DATETIME(fsp=6))
         return dialect.type_descriptor(DateTime(timezone=True))
 
@@ -53,3 +54,19 @@ class UtcDateTime(TypeDecorator[datetime]):
         if value.tzinfo is None:
             return value.replace(tzinfo=UTC)
         return value.astimezone(UTC)
+
+
+class LongBinary(TypeDecorator[bytes]):
+    """Bytes of any size: ``LONGBLOB`` on MariaDB/MySQL (whose ``BLOB`` stops at 64 KiB),
+    the dialect's binary type elsewhere. A type of its own rather than a variant of
+    ``LargeBinary`` so that SQLAlchemy's MySQL dialect is imported only on MySQL."""
+
+    impl = LargeBinary
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
+        if dialect.name in ("mysql", "mariadb"):
+            from sqlalchemy.dialects import mysql
+
+            return dialect.type_descriptor(mysql.LONGBLOB())
+        return dialect.type_descriptor(LargeBinary())

@@ -18,10 +18,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import and_, delete, insert, select
-from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.db.tables import eval_results
+from gateway.db.upserts import insert_or_ignore
 from gateway.domain.clock import utc_now
 from gateway.domain.errors import GatewayException
 
@@ -136,20 +136,12 @@ async def _insert_new(engine: AsyncEngine, rows: list[dict[str, Any]]) -> int:
     """Insert each row unless its run is recorded already; how many were new."""
     inserted = 0
     async with engine.begin() as connection:
-        insert = _insert_unless_recorded(connection.dialect.name)
+        # The unique index on the natural key decides; the database skips a duplicate.
+        insert = insert_or_ignore(connection.dialect.name, eval_results)
         for row in rows:
             result = await connection.execute(insert, row)
             inserted += max(result.rowcount, 0)
     return inserted
-
-
-def _insert_unless_recorded(dialect: str) -> Any:
-    # The unique index on the natural key decides; the database skips a duplicate.
-    if dialect == "postgresql":
-        return postgresql.insert(eval_results).on_conflict_do_nothing()
-    if dialect == "sqlite":
-        return sqlite.insert(eval_results).on_conflict_do_nothing()
-    return mysql.insert(eval_results).prefix_with("IGNORE")
 
 
 def parse_eval_line(line: str, number: int, now: datetime) -> dict[str, Any]:

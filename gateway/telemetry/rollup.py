@@ -30,9 +30,9 @@ from gateway.db.rollup_tables import (
     telemetry_hourly,
     telemetry_hourly_latency,
 )
+from gateway.db.upserts import increment
 from gateway.routing.latency_buckets import bucket_of
 from gateway.routing.populations import in_call_history, in_health
-from gateway.telemetry.upsert import increment_statement
 
 TOTAL = "total"
 TTFT = "ttft"
@@ -211,6 +211,6 @@ def hourly_increments(rows: Iterable[RowLike]) -> tuple[list[dict[str, Any]], li
 def rollup_statements(dialect: Dialect) -> tuple[Insert, Insert]:
     """The two upserts a batch runs: hourly counters, then histogram counts."""
     return (
-        increment_statement(dialect, telemetry_hourly, HOURLY_KEY_COLUMNS, HOURLY_COUNTERS),
-        increment_statement(dialect, telemetry_hourly_latency, LATENCY_KEY_COLUMNS, ("calls",)),
+        increment(dialect.name, telemetry_hourly, HOURLY_KEY_COLUMNS, HOURLY_COUNTERS),
+        increment(dialect.name, telemetry_hourly_latency, LATENCY_KEY_COLUMNS, ("calls",)),
     )

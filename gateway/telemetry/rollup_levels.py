@@ -29,7 +29,7 @@ from gateway.db.rollup_tables import (
     telemetry_daily_histogram,
     telemetry_hourly_histogram,
 )
-from gateway.telemetry.upsert import increment_statement
+from gateway.db.upserts import increment
 
 Params = list[dict[str, Any]]
 
@@ -105,11 +105,11 @@ class LevelStatements:
 def level_statements(dialect: Dialect) -> LevelStatements:
     """The upserts adding a batch's :class:`LevelIncrements`."""
     return LevelStatements(
-        daily=increment_statement(dialect, telemetry_daily, DAILY_KEY_COLUMNS, HOURLY_COUNTERS),
-        hourly_histogram=increment_statement(
-            dialect, telemetry_hourly_histogram, HOURLY_HISTOGRAM_KEY, HISTOGRAM_COUNTERS
+        daily=increment(dialect.name, telemetry_daily, DAILY_KEY_COLUMNS, HOURLY_COUNTERS),
+        hourly_histogram=increment(
+            dialect.name, telemetry_hourly_histogram, HOURLY_HISTOGRAM_KEY, HISTOGRAM_COUNTERS
         ),
-        daily_histogram=increment_statement(
-            dialect, telemetry_daily_histogram, DAILY_HISTOGRAM_KEY, HISTOGRAM_COUNTERS
+        daily_histogram=increment(
+            dialect.name, telemetry_daily_histogram, DAILY_HISTOGRAM_KEY, HISTOGRAM_COUNTERS
         ),
     )

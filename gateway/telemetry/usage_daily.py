@@ -20,8 +20,8 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.sql.dml import Insert
 
 from gateway.db.tables import USAGE_KEY_COLUMNS, usage_daily
+from gateway.db.upserts import increment
 from gateway.telemetry.records import TelemetryRecord
-from gateway.telemetry.upsert import increment_statement
 
 COUNTERS: tuple[str, ...] = ("requests", "input_tokens", "output_tokens", "cost", "estimated_cost")
 
@@ -60,4 +60,4 @@ def usage_increments(records: Iterable[TelemetryRecord]) -> list[dict[str, Any]]
 
 def upsert_statement(dialect: Dialect) -> Insert:
     """The usage_daily upsert: ``requests = usage_daily.requests + excluded.requests``, ..."""
-    return increment_statement(dialect, usage_daily, USAGE_KEY_COLUMNS, COUNTERS)
+    return increment(dialect.name, usage_daily, USAGE_KEY_COLUMNS, COUNTERS)

@@ -1,6 +1,7 @@
 """What a serving process loads: no Alembic, no Redis client unless the cache uses Redis,
-no httpx (nor the rich and pygments its command line brings), no pydantic, and only the
-tiktoken encodings its models need. Each runs in a fresh interpreter."""
+no httpx (nor the rich and pygments its command line brings), no pydantic, no SQLAlchemy
+dialect but its database's, and only the tiktoken encodings its models need. Each runs in
+a fresh interpreter."""
 
 from __future__ import annotations
 
@@ -52,6 +53,9 @@ def test_serve_migrates_in_a_child_so_the_server_never_loads_alembic(tmp_path: P
             print("settles the collector:", app.settles_collector)
             for name in ("httpx", "rich", "pygments", "pydantic"):
                 print(f"{{name}} loaded:", name in loaded)
+            dialects = sorted(n for n in sys.modules if n.count(".") == 2
+                              and n.startswith("sqlalchemy.dialects.") and "._" not in n)
+            print("dialects:", ",".join(dialects))
 
         uvicorn.run = serve
         from gateway.cli import main
@@ -63,6 +67,7 @@ def test_serve_migrates_in_a_child_so_the_server_never_loads_alembic(tmp_path: P
     assert "settles the collector: True" in out  # gateway.allocator.settle_collector
     for name in ("httpx", "rich", "pygments", "pydantic"):  # about 17 MB resident together
         assert f"{name} loaded: False" in out
+    assert "dialects: \n" in out  # the engine, made in the lifespan, loads its own
     import sqlite3
 
     # The child ran the migrations (its stdout is dropped: a server's output is its log).
@@ -72,7 +77,7 @@ def test_serve_migrates_in_a_child_so_the_server_never_loads_alembic(tmp_path: P
     assert {"telemetry", "usage_daily"} <= tables
 
 
-def test_the_runtime_loads_no_redis_client_and_only_the_encodings_its_models_need(
+def test_the_runtime_loads_no_redis_client_its_own_dialect_and_the_encodings_it_needs(
     tmp_path: Path,
 ) -> None:
     out = _python(
@@ -86,6 +91,9 @@ def test_the_runtime_loads_no_redis_client_and_only_the_encodings_its_models_nee
         runtime.counter.warm()
         print("redis loaded:", any(name.split(".")[0] == "redis" for name in sys.modules))
         print("encodings:", ",".join(runtime.counter.loaded))
+        dialects = sorted(n for n in sys.modules if n.count(".") == 2
+                          and n.startswith("sqlalchemy.dialects.") and "._" not in n)
+        print("dialects:", ",".join(dialects))
         print("claude counted with:", runtime.counter.encoding_for("claude-haiku"))
         """,
         tmp_path,
@@ -93,3 +101,5 @@ def test_the_runtime_loads_no_redis_client_and_only_the_encodings_its_models_nee
     assert "redis loaded: False" in out
     assert "encodings: o200k_base\n" in out  # gpt-4o-mini's; claude shares it
     assert "claude counted with: o200k_base" in out
+    # On SQLite, SQLAlchemy's PostgreSQL and MySQL dialects stay unloaded (about 3 MB).
+    assert "dialects: sqlalchemy.dialects.sqlite\n" in out
