@@ -99,3 +99,46 @@ async def test_sqlite_writes_a_batch_of_rows_in_one_statement(tmp_path: Path) ->
     assert count == 300
     ((sql, _),) = statements  # one statement holding every row
     assert sql.count("), (") == len(rows) - 1
+
+
+async def test_a_sqlite_file_keeps_a_fixed_pool_and_opens_no_connection_beyond_it(
+    tmp_path: Path,
+) -> None:
+    """Twenty callers at once, three times over: the pool opens SQLITE_POOL_SIZE
+    connections once and keeps them (SQLAlchemy's default overflow opened and closed a
+    connection, with its thread, for each busy moment)."""
+    import asyncio
+
+    from sqlalchemy import event
+
+    from gateway.db.engine import SQLITE_POOL_SIZE
+
+    engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'g.db'}")
+    opened: list[object] = []
+    event.listen(engine.sync_engine, "connect", lambda conn, record: opened.append(conn))
+    busiest = 0
+    holding = 0
+
+    async def call() -> None:
+        nonlocal busiest, holding
+        async with engine.connect() as connection:
+            holding += 1
+            busiest = max(busiest, holding)
+            await connection.execute(text("SELECT 1"))
+            await asyncio.sleep(0.01)
+            holding -= 1
+
+    try:
+        for _ in range(3):
+            await asyncio.gather(*(call() for _ in range(20)))
+    finally:
+        await engine.dispose()
+    assert busiest == SQLITE_POOL_SIZE
+    assert len(opened) == SQLITE_POOL_SIZE
+
+
+def test_an_in_memory_sqlite_database_keeps_its_single_shared_connection() -> None:
+    from sqlalchemy.pool import StaticPool
+
+    engine = create_engine("sqlite+aiosqlite://")
+    assert isinstance(engine.sync_engine.pool, StaticPool)
