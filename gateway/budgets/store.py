@@ -350,8 +350,4 @@ def _is_deadlock(error: DBAPIError) -> bool:
 
 def _insert_if_missing(dialect: str) -> Any:
     """An INSERT of a zero counter that does nothing when the row exists."""
-
-    def build(values: dict[str, Any]) -> Any:
-        return insert_or_ignore(dialect, budget_counters).values(values)
-
-    return build
+    return insert_or_ignore(dialect, budget_counters).values

@@ -12,7 +12,7 @@ uses (docs/performance.md#memory), and the same holds the other way round.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Table
@@ -30,20 +30,10 @@ def increment(dialect: str, table: Table, key: Sequence[str], counters: Sequence
         return mysql_insert.on_duplicate_key_update(
             {name: table.c[name] + mysql_insert.inserted[name] for name in counters}
         )
-    if dialect == "postgresql":
-        from sqlalchemy.dialects import postgresql
-
-        pg_insert = postgresql.insert(table)
-        return pg_insert.on_conflict_do_update(
-            index_elements=list(key),
-            set_={name: table.c[name] + pg_insert.excluded[name] for name in counters},
-        )
-    from sqlalchemy.dialects import sqlite
-
-    sqlite_insert = sqlite.insert(table)
-    return sqlite_insert.on_conflict_do_update(
+    statement = _conflict_insert(dialect)(table)
+    return statement.on_conflict_do_update(  # type: ignore[no-any-return]
         index_elements=list(key),
-        set_={name: table.c[name] + sqlite_insert.excluded[name] for name in counters},
+        set_={name: table.c[name] + statement.excluded[name] for name in counters},
     )
 
 
@@ -60,20 +50,9 @@ def insert_or_replace(
         from sqlalchemy.dialects import mysql
 
         return mysql.insert(table).values(values).on_duplicate_key_update(dict(replaced))
-    if dialect == "postgresql":
-        from sqlalchemy.dialects import postgresql
-
-        return (
-            postgresql.insert(table)
-            .values(values)
-            .on_conflict_do_update(index_elements=list(key), set_=dict(replaced))
-        )
-    from sqlalchemy.dialects import sqlite
-
-    return (
-        sqlite.insert(table)
-        .values(values)
-        .on_conflict_do_update(index_elements=list(key), set_=dict(replaced))
+    statement = _conflict_insert(dialect)(table).values(values)
+    return statement.on_conflict_do_update(  # type: ignore[no-any-return]
+        index_elements=list(key), set_=dict(replaced)
     )
 
 
@@ -83,10 +62,15 @@ def insert_or_ignore(dialect: str, table: Table) -> Insert:
         from sqlalchemy.dialects import mysql
 
         return mysql.insert(table).prefix_with("IGNORE")
+    return _conflict_insert(dialect)(table).on_conflict_do_nothing()  # type: ignore[no-any-return]
+
+
+def _conflict_insert(dialect: str) -> Callable[[Table], Any]:
+    """PostgreSQL's or SQLite's ``insert``: the two spell ``ON CONFLICT`` alike."""
     if dialect == "postgresql":
         from sqlalchemy.dialects import postgresql
 
-        return postgresql.insert(table).on_conflict_do_nothing()
+        return postgresql.insert
     from sqlalchemy.dialects import sqlite
 
-    return sqlite.insert(table).on_conflict_do_nothing()
+    return sqlite.insert
