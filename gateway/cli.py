@@ -213,7 +213,8 @@ def _serve(args: argparse.Namespace) -> int:
             print(f"{args.config}: {problem}", file=sys.stderr)
         return 1
     config = loaded.config
-    logs.configure(_log_format(config))
+    access_log = config.server.access_log
+    logs.configure(_log_format(config), access_log=access_log)
     host = args.host or config.server.host
     port = config.server.port if args.port is None else args.port
     if not config.auth.keys:
@@ -231,12 +232,13 @@ def _serve(args: argparse.Namespace) -> int:
 
     log_open_file_limit(raise_open_file_limit(), config.server)  # workers inherit it
     # uvicorn applies the same logging config in every worker it starts; its own access
-    # log is off (the gateway writes one line per call, with what the call did).
+    # log is off (the gateway writes one line per call, with what the call did, unless
+    # server.accessLog is false).
     common = {
         "host": host,
         "port": port,
         "access_log": False,
-        "log_config": logs.logging_config(_log_format(config)),
+        "log_config": logs.logging_config(_log_format(config), access_log=access_log),
         **uvicorn_options(config.server),
     }
     config_file = Path(args.config).resolve()

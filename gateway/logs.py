@@ -182,14 +182,28 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(line, ensure_ascii=False, default=str)
 
 
-def logging_config(log_format: LogFormat = "text", level: str = "INFO") -> dict[str, Any]:
-    """A ``logging.config.dictConfig`` dictionary for the whole process."""
+def logging_config(
+    log_format: LogFormat = "text", level: str = "INFO", *, access_log: bool = True
+) -> dict[str, Any]:
+    """A ``logging.config.dictConfig`` dictionary for the whole process; ``access_log``
+    off (``server.accessLog: false``) silences logger ``gateway.access`` alone."""
     formatter: dict[str, Any] = (
         {"()": f"{__name__}.JsonFormatter"}
         if log_format == "json"
         else {"class": f"{__name__}.TextFormatter", "format": TEXT_FORMAT}
     )
     quiet = {"level": "WARNING"}
+    loggers: dict[str, Any] = {
+        # uvicorn's own handlers would print a second format: its lines go to the root.
+        "uvicorn": {"handlers": [], "propagate": True},
+        "uvicorn.error": {"handlers": [], "propagate": True},
+        "uvicorn.access": {"handlers": [], "propagate": True},
+        # httpx logs every request at INFO: noise on the hot path, and it names URLs.
+        "httpx": quiet,
+        "httpcore": quiet,
+    }
+    if not access_log:
+        loggers["gateway.access"] = quiet
     return {
         "version": 1,
         "disable_existing_loggers": False,
@@ -203,20 +217,12 @@ def logging_config(log_format: LogFormat = "text", level: str = "INFO") -> dict[
             }
         },
         "root": {"level": level, "handlers": ["stderr"]},
-        "loggers": {
-            # uvicorn's own handlers would print a second format: its lines go to the root.
-            "uvicorn": {"handlers": [], "propagate": True},
-            "uvicorn.error": {"handlers": [], "propagate": True},
-            "uvicorn.access": {"handlers": [], "propagate": True},
-            # httpx logs every request at INFO: noise on the hot path, and it names URLs.
-            "httpx": quiet,
-            "httpcore": quiet,
-        },
+        "loggers": loggers,
     }
 
 
-def configure(log_format: LogFormat = "text") -> dict[str, Any]:
+def configure(log_format: LogFormat = "text", *, access_log: bool = True) -> dict[str, Any]:
     """Apply the configuration now; returns it (``uvicorn.run(log_config=...)`` takes it)."""
-    config = logging_config(log_format)
+    config = logging_config(log_format, access_log=access_log)
     logging.config.dictConfig(config)
     return config

@@ -108,6 +108,7 @@ class ServerSchema(Section):
     max_upstream_body_bytes: Annotated[int, Ge(65_536)] = 67_108_864
     max_upstream_event_bytes: Annotated[int, Ge(65_536)] = 8_388_608
     log_format: LogFormat = LogFormat.TEXT
+    access_log: bool = True
     max_header_bytes: Annotated[int, Ge(1024)] = 65_536
     header_timeout_seconds: Annotated[float, Gt(0)] = 10.0
     idle_timeout_seconds: Annotated[float, Gt(0)] = 75.0

@@ -39,6 +39,7 @@ def resolve_sections(file: FileSchema) -> Sections:
             max_upstream_body_bytes=server.max_upstream_body_bytes,
             max_upstream_event_bytes=server.max_upstream_event_bytes,
             log_format=server.log_format.value,
+            access_log=server.access_log,
             max_header_bytes=server.max_header_bytes,
             header_timeout_seconds=server.header_timeout_seconds,
             idle_timeout_seconds=server.idle_timeout_seconds,

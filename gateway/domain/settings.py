@@ -22,6 +22,7 @@ class ServerSettings:
     max_upstream_body_bytes: int = 64 * 1024 * 1024  # a whole upstream answer
     max_upstream_event_bytes: int = 8 * 1024 * 1024  # one event of an upstream stream
     log_format: str = "text"  # text | json: every log line, access lines included
+    access_log: bool = True  # one gateway.access line per call on stderr
     max_header_bytes: int = 64 * 1024  # request line plus headers
     header_timeout_seconds: float = 10.0  # to receive a whole request head
     idle_timeout_seconds: float = 75.0  # a connection the client leaves silent

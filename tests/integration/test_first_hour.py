@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 from importlib import metadata
@@ -121,6 +122,33 @@ def test_json_log_format_makes_every_line_json_and_never_logs_a_key_or_a_body(
     assert served_call["servedModel"] == "m" and served_call["requestId"] == "json-call"
     assert served_call["latencyMs"] > 0
     assert any(r["logger"].startswith("uvicorn") for r in records)
+
+
+def test_access_log_off_silences_the_access_lines_alone_in_every_worker(tmp_path: Path) -> None:
+    port = free_port()
+    database = tmp_path / "g.db"
+    config = tmp_path / "gateway.yaml"
+    config.write_text(
+        f"server: {{port: {port}, workers: 2, accessLog: false}}\n"
+        f'database: {{url: "sqlite+aiosqlite:///{database}"}}\n'
+        "auth: {allowUnauthenticated: true}\n"
+        "providers: [{id: demo, adapter: echo}]\n"
+        "models: [{id: m, provider: demo, capabilities: [chat]}]\n"
+        "configurations: [{id: c, mode: fixed, model: m}]\n"
+    )
+    body = {"model": "c", "messages": HELLO}
+    with serving(config, port=port) as served:
+        url = f"{served.base}/v1/chat/completions"
+        statuses = [httpx.post(url, json=body).status_code for _ in range(6)]
+        statuses.append(httpx.post(url, json={**body, "model": "nope"}).status_code)
+        assert statuses == [200] * 6 + [404]
+    lines = served.stop().splitlines()
+    assert [line for line in lines if "gateway.access" in line] == []
+    assert any(f"Uvicorn running on http://127.0.0.1:{port}" in line for line in lines)
+    with sqlite3.connect(database) as db:  # each call still has its telemetry row
+        assert db.execute("select http_status, count(*) from telemetry group by 1").fetchall() == [
+            (200, 6)
+        ]
 
 
 def test_removing_allow_unauthenticated_from_the_example_says_what_to_do(tmp_path: Path) -> None:

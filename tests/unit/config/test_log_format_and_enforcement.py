@@ -1,4 +1,5 @@
-"""server.logFormat and a configuration's own operationCapabilityEnforcement."""
+"""server.logFormat, server.accessLog and a configuration's own
+operationCapabilityEnforcement."""
 
 from __future__ import annotations
 
@@ -14,6 +15,16 @@ def test_an_unknown_log_format_is_refused_with_its_path() -> None:
     (problem,) = problems_of(with_minimal("server: {logFormat: xml}"))
     assert problem.startswith("server.logFormat: ")
     assert "text" in problem and "json" in problem
+
+
+def test_the_access_log_is_on_unless_turned_off() -> None:
+    assert load(MINIMAL).server.access_log is True
+    assert load(with_minimal("server: {accessLog: false}")).server.access_log is False
+
+
+def test_an_access_log_that_is_not_a_boolean_is_refused_with_its_path() -> None:
+    (problem,) = problems_of(with_minimal("server: {accessLog: sometimes}"))
+    assert problem.startswith("server.accessLog: ")
 
 
 def test_a_configuration_inherits_the_routing_enforcement_unless_it_sets_its_own() -> None:
