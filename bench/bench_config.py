@@ -7,9 +7,9 @@ from __future__ import annotations
 KEY = "sk-bench-0123456789"
 
 _CONFIG = """
-server: {{host: 127.0.0.1, port: {port}, workers: {workers}}}
+server: {{host: 127.0.0.1, port: {port}, workers: {workers}, accessLog: {access_log}}}
 database: {{url: "sqlite+aiosqlite:///{db}"}}
-telemetry: {{enabled: true}}
+telemetry: {{enabled: {telemetry}}}
 auth:
   adminKey: sk-bench-admin-000
   keys: [{{id: bench, key: "{key}"}}]
@@ -35,8 +35,12 @@ def bench_config(
     port: int = 4000,
     names: tuple[str, str] = ("bench-model",) * 2,
     workers: int = 1,
+    *,
+    access_log: bool = True,
+    telemetry: bool = True,
 ) -> str:
-    """``names``: what the two models are called upstream (their tokenizer follows the name)."""
+    """``names``: what the two models are called upstream (their tokenizer follows the name);
+    ``access_log`` and ``telemetry`` switch ``server.accessLog`` and ``telemetry.enabled``."""
     return _CONFIG.format(
         db=db,
         upstream=upstream,
@@ -45,4 +49,6 @@ def bench_config(
         name_a=names[0],
         name_b=names[1],
         workers=workers,
+        access_log="true" if access_log else "false",
+        telemetry="true" if telemetry else "false",
     )

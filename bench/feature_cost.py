@@ -1,0 +1,147 @@
+"""What the gateway's per-call features cost, beside the floor, in one run.
+
+Starts the static upstream, the floor (bench/floor.py) and gateways that differ in one
+setting each: as `bench/overhead.py` serves it (telemetry and the access line on),
+``server.accessLog: false``, ``telemetry.enabled: false``, and both off. Each variant
+runs in ``--processes`` processes of its own, because one process start to the next
+moves a gateway's figures by up to a third on this machine (where its threads land,
+its memory layout): a figure is the median over every process and round. Every round
+runs the floor, then each process of each variant, wrk -t1 at c=32, fixed mode.
+
+Prints per variant: req/s, the event loop thread's CPU time per call (the thread that
+bounds a process's req/s: the others use a few µs a call), and the share of the
+floor's req/s (the median of per-run shares, each against the same round's floor).
+
+    python bench/feature_cost.py [--duration 5] [--rounds 4] [--processes 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from bench_config import bench_config  # noqa: E402 - the sibling modules
+from overhead import (  # noqa: E402
+    BODY,
+    TICKS,
+    Target,
+    cpu_seconds,
+    free_port,
+    start,
+    stop,
+    wait_port,
+    wrk,
+)
+
+# (label, accessLog, telemetry.enabled)
+VARIANTS = (
+    ("gateway as benchmarked", True, True),
+    ("accessLog: false", False, True),
+    ("telemetry off", True, False),
+    ("both off", False, False),
+)
+
+
+@dataclass
+class Runs:
+    rps: list[float] = field(default_factory=list)
+    cpu_us: list[float] = field(default_factory=list)
+    shares: list[float] = field(default_factory=list)
+
+
+def loop_thread_cpu(pid: int) -> float:
+    """User + system seconds of the process's main thread (the event loop's)."""
+    fields = Path(f"/proc/{pid}/task/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--duration", type=float, default=5, help="seconds per wrk run")
+    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--processes", type=int, default=2, help="gateway processes per variant")
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        print("wrk is not installed (Debian package `wrk`): apt-get install wrk", file=sys.stderr)
+        return 2
+    tmp = Path(tempfile.mkdtemp(prefix="gateway-features-"))
+    up_port, floor_port = free_port(), free_port()
+    upstream = f"http://127.0.0.1:{up_port}"
+    processes = [
+        start([sys.executable, str(ROOT / "bench" / "static_upstream.py"), str(up_port)]),
+        start([sys.executable, str(ROOT / "bench" / "floor.py"), str(floor_port), upstream]),
+    ]
+    gateways: list[tuple[str, Target]] = []
+    try:
+        for label, access_log, telemetry in VARIANTS:
+            for index in range(args.processes):
+                port = free_port()
+                config = tmp / f"{len(gateways)}.yaml"
+                db = str(tmp / f"{len(gateways)}.db")
+                config.write_text(
+                    bench_config(db, upstream, port, access_log=access_log, telemetry=telemetry)
+                )
+                serve = [sys.executable, "-m", "gateway.cli", "serve", "--config", str(config)]
+                processes.append(start(serve))
+                name = f"{label} #{index + 1}"
+                gateways.append((label, Target(name, port, True, processes[-1].pid)))
+        for port in (up_port, floor_port, *(target.port for _, target in gateways)):
+            wait_port(port, 60)
+        floor = Target("floor", floor_port, False, processes[1].pid)
+        fixed = {**BODY, "model": "fixed"}
+        wrk(floor, BODY, 32, 2)
+        for _, target in gateways:
+            wrk(target, fixed, 32, 2)  # warm up
+        floor_runs = Runs()
+        runs = {label: Runs() for label, _, _ in VARIANTS}
+        for _ in range(args.rounds):
+            before = cpu_seconds(floor.pid)
+            measured = wrk(floor, BODY, 32, args.duration)
+            floor_runs.rps.append(measured["rps"])
+            floor_runs.cpu_us.append(1e6 * (cpu_seconds(floor.pid) - before) / measured["requests"])
+            for label, target in gateways:
+                before = loop_thread_cpu(target.pid)
+                measured = wrk(target, fixed, 32, args.duration)
+                spent = loop_thread_cpu(target.pid) - before
+                runs[label].rps.append(measured["rps"])
+                runs[label].cpu_us.append(1e6 * spent / measured["requests"])
+                runs[label].shares.append(measured["rps"] / floor_runs.rps[-1])
+    finally:
+        for process in reversed(processes):
+            stop(process)
+
+    print(
+        f"conditions: wrk -t1 c=32, {args.duration:g} s per run, {args.rounds} rounds, "
+        f"{args.processes} processes per variant, fixed mode, metrics on, SQLite, "
+        f"{os.cpu_count()} cores"
+    )
+    floor_rps = statistics.median(floor_runs.rps)
+    floor_cpu = statistics.median(floor_runs.cpu_us)
+    print(f"  {'floor':26} {floor_rps:7.0f} req/s   CPU {floor_cpu:5.0f} µs/call (whole process)")
+    base_cpu = statistics.median(runs[VARIANTS[0][0]].cpu_us)
+    for label, _, _ in VARIANTS:
+        found = runs[label]
+        cpu = statistics.median(found.cpu_us)
+        shares = " ".join(f"{100 * share:.0f}" for share in found.shares)
+        cpus = " ".join(f"{value:.0f}" for value in found.cpu_us)
+        print(
+            f"  {label:26} {statistics.median(found.rps):7.0f} req/s   loop {cpu:5.0f} µs/call"
+            f" ({cpu - base_cpu:+4.0f})   share {100 * statistics.median(found.shares):3.0f} %\n"
+            f"  {'':26} runs: share {shares} %; loop {cpus} µs"
+        )
+    print(
+        f"\n75 % of the floor's req/s asks for a loop of about {floor_cpu / 0.75:.0f} µs per call"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
