@@ -6,7 +6,8 @@ setting each: as `bench/overhead.py` serves it (telemetry and the access line on
 runs in ``--processes`` processes of its own, because one process start to the next
 moves a gateway's figures by up to a third on this machine (where its threads land,
 its memory layout): a figure is the median over every process and round. Every round
-runs the floor, then each process of each variant, wrk -t1 at c=32, fixed mode.
+runs the floor, then each process of each variant, wrk -t1 at c=32, fixed mode; each
+round starts with a different process, so that no variant is always measured first.
 
 Prints per variant: req/s, the event loop thread's CPU time per call (the thread that
 bounds a process's req/s: the others use a few µs a call), and the share of the
@@ -99,7 +100,7 @@ def main() -> int:
         fixed = {**BODY, "model": "fixed"}
         wrk(floor, BODY, 32, 2)
         for _, target in gateways:
-            wrk(target, fixed, 32, 2)  # warm up
+            wrk(target, fixed, 32, 4)  # warm up
         floor_runs = Runs()
         runs = {label: Runs() for label, _, _ in VARIANTS}
         for _ in range(args.rounds):
@@ -107,7 +108,11 @@ def main() -> int:
             measured = wrk(floor, BODY, 32, args.duration)
             floor_runs.rps.append(measured["rps"])
             floor_runs.cpu_us.append(1e6 * (cpu_seconds(floor.pid) - before) / measured["requests"])
-            for label, target in gateways:
+            # Each round starts one process further along: a figure drifts over a run (and
+            # a process runs faster once it has served a while), so no variant always
+            # goes first or last.
+            turn = len(floor_runs.rps) * len(gateways) // args.rounds
+            for label, target in gateways[turn:] + gateways[:turn]:
                 before = loop_thread_cpu(target.pid)
                 measured = wrk(target, fixed, 32, args.duration)
                 spent = loop_thread_cpu(target.pid) - before
