@@ -11,15 +11,8 @@ from gateway.domain.errors import UpstreamError
 from gateway.domain.failures import FailureKind
 from gateway.domain.model import Endpoint
 from gateway.upstream.base import UpstreamCall, UpstreamReply
-from gateway.upstream.http import (
-    UpstreamHTTP,
-    UpstreamResponse,
-    body_chunks,
-    first_chunk,
-    read_json_object,
-    relay_rest,
-    send_json,
-)
+from gateway.upstream.exchange import first_chunk, read_json_object, relay_rest, send_json
+from gateway.upstream.http import UpstreamHTTP, UpstreamResponse, body_chunks
 from gateway.usage.openai_usage import usage_from_openai, usage_from_responses
 
 

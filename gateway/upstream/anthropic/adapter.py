@@ -22,16 +22,8 @@ from gateway.upstream.anthropic.translate import (
 )
 from gateway.upstream.base import UpstreamCall, UpstreamReply
 from gateway.upstream.error_body import redact_json
-from gateway.upstream.http import (
-    TRANSPORT_ERRORS,
-    UpstreamHTTP,
-    UpstreamResponse,
-    body_chunks,
-    first_chunk,
-    read_json_object,
-    relay_rest,
-    send_json,
-)
+from gateway.upstream.exchange import first_chunk, read_json_object, relay_rest, send_json
+from gateway.upstream.http import TRANSPORT_ERRORS, UpstreamHTTP, UpstreamResponse, body_chunks
 
 DEFAULT_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096  # when the model declares no maxOutputTokens

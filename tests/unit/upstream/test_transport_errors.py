@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from gateway.domain.failures import FailureKind
-from gateway.upstream.http import classify_transport_error
+from gateway.upstream.exchange import classify_transport_error
 
 
 def _caused(outer: Exception, cause: BaseException) -> Exception:
