@@ -202,8 +202,8 @@ def logging_config(
         "httpx": quiet,
         "httpcore": quiet,
     }
-    if not access_log:
-        loggers["gateway.access"] = quiet
+    # Named either way: a later configuration (a test's, say) sets it back as well.
+    loggers["gateway.access"] = {"level": "NOTSET"} if access_log else quiet
     return {
         "version": 1,
         "disable_existing_loggers": False,

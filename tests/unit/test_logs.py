@@ -121,3 +121,25 @@ def test_chatter_is_recognised_by_alembics_format_strings() -> None:
     assert not chatter.filter(record)
     warning = _record("Context impl %s.", logging.WARNING)
     assert chatter.filter(warning)  # a warning always shows
+
+
+@pytest.mark.real_logging
+def test_access_log_off_then_on_again_logs_access_lines_again(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    access = logging.getLogger("gateway.access")
+    try:
+        logs.configure("text", access_log=False)
+        access.info("silenced")
+        logging.getLogger("gateway.pipeline").warning("still printed")
+        logs.configure("text")  # access lines on again, in the same process
+        access.info("printed again")
+        logs.drain()
+        lines = capsys.readouterr().err.splitlines()
+        assert [line.split(": ", 1)[1] for line in lines] == ["still printed", "printed again"]
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        access.setLevel(logging.NOTSET)
