@@ -32,7 +32,6 @@ sys.path.insert(0, str(ROOT / "bench"))
 from bench_config import bench_config  # noqa: E402 - the sibling modules
 from overhead import (  # noqa: E402
     BODY,
-    TICKS,
     Target,
     cpu_seconds,
     free_port,
@@ -56,12 +55,6 @@ class Runs:
     rps: list[float] = field(default_factory=list)
     cpu_us: list[float] = field(default_factory=list)
     shares: list[float] = field(default_factory=list)
-
-
-def loop_thread_cpu(pid: int) -> float:
-    """User + system seconds of the process's main thread (the event loop's)."""
-    fields = Path(f"/proc/{pid}/task/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
 
 
 def main() -> int:
@@ -103,19 +96,19 @@ def main() -> int:
             wrk(target, fixed, 32, 4)  # warm up
         floor_runs = Runs()
         runs = {label: Runs() for label, _, _ in VARIANTS}
-        for _ in range(args.rounds):
+        for round_index in range(args.rounds):
             before = cpu_seconds(floor.pid)
             measured = wrk(floor, BODY, 32, args.duration)
             floor_runs.rps.append(measured["rps"])
             floor_runs.cpu_us.append(1e6 * (cpu_seconds(floor.pid) - before) / measured["requests"])
-            # Each round starts one process further along: a figure drifts over a run (and
-            # a process runs faster once it has served a while), so no variant always
-            # goes first or last.
-            turn = len(floor_runs.rps) * len(gateways) // args.rounds
+            # Each round starts with the next variant: a figure drifts over a run (and a
+            # process runs faster once it has served a while), so no variant always goes
+            # first or last.
+            turn = round_index * args.processes % len(gateways)
             for label, target in gateways[turn:] + gateways[:turn]:
-                before = loop_thread_cpu(target.pid)
+                before = cpu_seconds(target.pid, thread=target.pid)  # the loop's
                 measured = wrk(target, fixed, 32, args.duration)
-                spent = loop_thread_cpu(target.pid) - before
+                spent = cpu_seconds(target.pid, thread=target.pid) - before
                 runs[label].rps.append(measured["rps"])
                 runs[label].cpu_us.append(1e6 * spent / measured["requests"])
                 runs[label].shares.append(measured["rps"] / floor_runs.rps[-1])

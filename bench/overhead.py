@@ -129,9 +129,10 @@ def memory_mb(pid: int) -> tuple[float, float]:
     return figures["VmRSS"], figures["VmHWM"]
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time the process has used so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+def cpu_seconds(pid: int, thread: int | None = None) -> float:
+    """User + system CPU time the process (or one of its threads) has used so far."""
+    stat = Path(f"/proc/{pid}/stat" if thread is None else f"/proc/{pid}/task/{thread}/stat")
+    fields = stat.read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
 
 
