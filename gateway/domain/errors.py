@@ -229,7 +229,11 @@ class RateLimited(GatewayError):
 
 
 class InternalError(GatewayError):
-    """A fault of the gateway's own (a bug): the answer says no more than that."""
+    """A fault of the gateway's own (a bug): the answer says no more than that. It never
+    counts against a provider: not retried, not fallen back from, no health or circuit
+    change."""
+
+    error_class = ErrorClass.INTERNAL_ERROR
 
     def __init__(self, message: str = UNEXPECTED_MESSAGE) -> None:
         super().__init__(message)

@@ -12,6 +12,7 @@ from gateway.circuits import CircuitStates
 from gateway.domain.errors import (
     BudgetExceeded,
     GatewayError,
+    InternalError,
     NoEligibleModel,
     UpstreamError,
     UpstreamRejected,
@@ -139,11 +140,17 @@ class Attempts:
                 result = await dispatch(adapter, call)
             except UpstreamError as error:
                 failure = error
-            except Exception as exc:  # an adapter fault must not skip the fallbacks or the row
-                log.warning("upstream %s: unexpected %s", provider.id, type(exc).__name__)
-                failure = UpstreamError(
-                    FailureKind.CONNECT, f"the upstream call failed ({type(exc).__name__})"
+            except Exception as exc:
+                # A fault of the gateway's own (a bug in a translation, say): the provider
+                # was not at fault, so it is neither retried nor fallen back from, and its
+                # health and circuit are untouched; the call ends as a 500 with its row.
+                log.error(
+                    "call %s: internal error while calling %s",
+                    ctx.request_id,
+                    provider.id,
+                    exc_info=exc,
                 )
+                raise InternalError() from exc
             else:
                 self._observe(provider.id, time.perf_counter() - started, None)
                 self._breakers.record_success(provider.id)

@@ -368,7 +368,11 @@ class Pipeline:
         return answer
 
     def _unexpected(self, ctx: CallContext, exc: Exception) -> Answer:
-        log.error("call %s failed: unexpected %s", ctx.request_id, type(exc).__name__)
+        """A bug of ours: logged with its traceback (the exception's text may quote the
+        request, which the log may hold as the access line does), answered 500."""
+        log.error(
+            "call %s failed: internal error %s", ctx.request_id, type(exc).__name__, exc_info=exc
+        )
         return self._error(ctx, InternalError())
 
     def _error(self, ctx: CallContext, error: GatewayError) -> Answer:

@@ -16,12 +16,13 @@ a counting thread, so that no stream keeps its text.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from decimal import Decimal
 
 import msgspec
 
-from gateway.domain.errors import UpstreamError, envelope
+from gateway.domain.errors import UNEXPECTED_MESSAGE, UpstreamError, envelope
 from gateway.domain.failures import ErrorClass, FailureKind
 from gateway.pipeline.accounting import account_estimated, account_reported
 from gateway.pipeline.context import CallContext, Target
@@ -41,6 +42,8 @@ from gateway.usage.estimate import (
     prompt_upper_bound,
 )
 from gateway.usage.tokens import TokenCounter
+
+log = logging.getLogger(__name__)
 
 Emit = Callable[[bytes], Awaitable[None]]
 _ENCODER = msgspec.json.Encoder()
@@ -99,6 +102,12 @@ class StreamRelay:
                     _NOT_JSON if error.kind is FailureKind.INVALID_RESPONSE else broke, code
                 )
             )
+        except Exception as exc:  # a bug of ours mid-stream: the provider is not blamed
+            log.error(
+                "call %s: internal error relaying the stream", self.ctx.request_id, exc_info=exc
+            )
+            record.error_class = ErrorClass.INTERNAL_ERROR
+            await emit(self._error_event(UNEXPECTED_MESSAGE, "internal_error"))
         except (asyncio.CancelledError, GeneratorExit):
             if self._tracker.done:  # the client hung up after the whole answer: a success
                 record.success = True

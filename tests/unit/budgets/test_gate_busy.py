@@ -21,8 +21,15 @@ from gateway.db.engine import create_engine
 from gateway.db.failures import is_busy, is_connection_failure
 from gateway.db.migrate import upgrade
 from gateway.domain.errors import BudgetBusy
-from gateway.domain.model import BudgetLimits, BudgetSpec, Configuration, ConfigurationMode, Model
-from gateway.inbound import Endpoint, parse_inbound
+from gateway.domain.model import (
+    BudgetLimits,
+    BudgetSpec,
+    Configuration,
+    ConfigurationMode,
+    Endpoint,
+    Model,
+)
+from gateway.inbound import parse_inbound
 from gateway.usage.tokens import CharEstimateCounter
 
 REQUEST = parse_inbound(

@@ -15,6 +15,7 @@ import pytest
 from gateway.config.loader import load_config_text
 from gateway.domain.errors import (
     GatewayError,
+    InternalError,
     NoEligibleModel,
     RateLimited,
     UpstreamAuthFailed,
@@ -225,12 +226,18 @@ async def test_a_backoff_past_the_deadline_is_not_waited_for(
     assert isinstance(error, RateLimited)
 
 
-async def test_an_adapter_bug_is_a_connect_failure_and_the_fallbacks_still_run() -> None:
+async def test_a_bug_of_the_gateway_is_an_internal_error_that_never_counts_against_the_provider() -> (
+    None
+):
     setup = _setup()
-    fake = FakeAdapter({"pa": [KeyError("oops")], "pb": ["answer-b"]})
-    result, _, _ = await _run(setup, fake)
-    assert result == "answer-b"
-    assert setup.observed[:3] == [("pa", "connect")] * 3  # retried like any connect failure
+    fake = FakeAdapter({"pa": [TypeError("unhashable type: 'list'")], "pb": ["answer-b"]})
+    error, _ = await _failed(setup, fake)
+    assert isinstance(error, InternalError)
+    assert error.http_status == 500 and error.code == "internal_error"
+    assert error.error_class is ErrorClass.INTERNAL_ERROR  # the pipeline's row says so
+    assert setup.observed == []  # no health reading: the provider was never at fault
+    assert fake.calls == ["pa"]  # neither retried nor fallen back from
+    assert setup.breakers.failures("pa") == 0
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ import msgspec
 from gateway.domain.errors import InvalidJson, InvalidRequest
 from gateway.domain.model import Capability, Endpoint, Operation
 from gateway.domain.usage import TokenCount
+from gateway.inbound.shapes import check_shape
 from gateway.routing.operation import classify
 
 _IMAGE_PART_TYPES = frozenset({"image_url", "image", "input_image"})
@@ -98,6 +99,7 @@ def parse_inbound(endpoint: Endpoint, raw: bytes) -> InboundRequest:
         raise InvalidRequest("'stream' must be a boolean.", param="stream")
     include_usage = _include_usage(body) if stream else False
     operation, required = _operation_of(endpoint, body, stream)
+    check_shape(endpoint, body)
     return InboundRequest(
         endpoint, body, model, operation, required, stream, include_usage, body_bytes=len(raw)
     )
@@ -225,6 +227,7 @@ def _has_image(messages: list[Any]) -> bool:
         content = message.get("content")
         if isinstance(content, list):
             for part in content:
-                if isinstance(part, dict) and part.get("type") in _IMAGE_PART_TYPES:
+                kind = part.get("type") if isinstance(part, dict) else None
+                if isinstance(kind, str) and kind in _IMAGE_PART_TYPES:
                     return True
     return False
