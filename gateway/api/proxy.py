@@ -24,7 +24,7 @@ from gateway.domain.errors import (
     RequestTooLarge,
 )
 from gateway.domain.model import Endpoint
-from gateway.inbound import parse_inbound
+from gateway.inbound import RefusedRequest, parse_inbound
 from gateway.pipeline.service import Answer, StreamAnswer, error_answer
 from gateway.runtime import Runtime
 from gateway.telemetry.access import log_refused
@@ -124,6 +124,10 @@ async def _proxy(endpoint: Endpoint, scope: Scope, receive: Receive, send: Send)
         raw = await read_body(scope, receive, serving.config.server.max_body_bytes)
         request = parse_inbound(endpoint, raw)
         request.cache_bypass = _no_cache(_header(scope, b"x-gateway-cache"))
+    except RefusedRequest as refused:  # it named its configuration: a row, like any call
+        ctx = serving.pipeline.context(refused.request, key, request_id)
+        await send_answer(send, await serving.pipeline.refuse(ctx, refused), request_id)
+        return
     except GatewayError as error:
         await _refuse(scope, send, error_answer(error), request_id, endpoint, started)
         return

@@ -42,6 +42,7 @@ class ErrorClass(StrEnum):
     BUDGET_BUSY = "budget_busy"
     BUDGET_ERROR = "budget_error"
     NO_ELIGIBLE_MODEL = "no_eligible_model"
+    INVALID_REQUEST = "invalid_request"  # refused at ingress: a body of the wrong shape
     INTERNAL_ERROR = "internal_error"  # a fault of the gateway's own, never the provider's
 
 

@@ -10,6 +10,7 @@ from gateway.inbound.request import (
     MAX_JSON_DEPTH,
     MAX_TOKENS_BOUND,
     InboundRequest,
+    RefusedRequest,
     nests_deeper,
     parse_inbound,
 )
@@ -19,6 +20,7 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "MAX_TOKENS_BOUND",
     "InboundRequest",
+    "RefusedRequest",
     "nests_deeper",
     "parse_inbound",
 ]

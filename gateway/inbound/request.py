@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 
 from gateway.domain.errors import InvalidJson, InvalidRequest
+from gateway.domain.failures import ErrorClass
 from gateway.domain.model import Capability, Endpoint, Operation
 from gateway.domain.usage import TokenCount
 from gateway.inbound.shapes import check_shape
@@ -92,6 +93,29 @@ def parse_inbound(endpoint: Endpoint, raw: bytes) -> InboundRequest:
     model = body.get("model")
     if not isinstance(model, str) or not model:
         raise InvalidRequest("'model' is required and must be a non-empty string.", param="model")
+    try:
+        return _checked(endpoint, body, model, len(raw))
+    except InvalidRequest as error:
+        stream = body.get("stream") is True
+        operation, _ = classify(endpoint, stream=stream)
+        named = InboundRequest(endpoint, body, model, operation, frozenset(), stream, False)
+        named.body_bytes = len(raw)
+        raise RefusedRequest(error, named) from None
+
+
+class RefusedRequest(InvalidRequest):
+    """A body refused after it named its configuration: the call still gets its row
+    (``request`` holds what could be read: the endpoint, the configuration, whether it
+    streams), and the client the refusal as it was raised."""
+
+    error_class = ErrorClass.INVALID_REQUEST
+
+    def __init__(self, error: InvalidRequest, request: InboundRequest) -> None:
+        super().__init__(error.message, param=error.param)
+        self.request = request
+
+
+def _checked(endpoint: Endpoint, body: dict[str, Any], model: str, size: int) -> InboundRequest:
     stream = body.get("stream", False)
     if stream is None:
         stream = False
@@ -101,7 +125,7 @@ def parse_inbound(endpoint: Endpoint, raw: bytes) -> InboundRequest:
     operation, required = _operation_of(endpoint, body, stream)
     check_shape(endpoint, body)
     return InboundRequest(
-        endpoint, body, model, operation, required, stream, include_usage, body_bytes=len(raw)
+        endpoint, body, model, operation, required, stream, include_usage, body_bytes=size
     )
 
 

@@ -159,6 +159,17 @@ class Pipeline:
         await self.end(ctx, held.reservation)
         return answer
 
+    async def refuse(self, ctx: CallContext, refused: GatewayError) -> Answer:
+        """A body refused at ingress after it named its configuration: its row (a known
+        configuration's, as for any call) and access line, nothing attempted."""
+        try:
+            self._configuration(ctx)
+        except GatewayError:
+            return self._unknown(ctx, refused)  # nothing to attribute it to: no row
+        answer = self._error(ctx, refused)
+        await self.end(ctx, None)
+        return answer
+
     async def _whole(self, ctx: CallContext, configuration: Configuration, held: _Held) -> Answer:
         key = ctx.key
         cacheable = configuration.cache is not None and not ctx.request.cache_bypass

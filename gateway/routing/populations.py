@@ -6,11 +6,14 @@ from __future__ import annotations
 
 from gateway.domain.failures import ErrorClass
 
-# Failures by the caller's own fault: an upstream 4xx other than 408/429, and a hang-up.
-# Plain strings (the members' values): the column holds the value.
-CALLER_FAULTS: tuple[str, ...] = (
+# Failures that are not the provider's: the caller's own (an upstream 4xx other than
+# 408/429, a hang-up) and the gateway's (an internal error: a bug of ours must never lower a
+# provider's health for every tenant). Plain strings (the members' values): the column
+# holds the value.
+NOT_PROVIDER_FAULTS: tuple[str, ...] = (
     ErrorClass.UPSTREAM_4XX.value,
     ErrorClass.CLIENT_DISCONNECTED.value,
+    ErrorClass.INTERNAL_ERROR.value,
 )
 
 
@@ -33,5 +36,5 @@ def in_call_history(
 
 
 def in_health(*, provider: str | None, cache_hit: bool, error_class: str | None) -> bool:
-    """Rows of a first-attempted provider, uncached, not failed by the caller's fault."""
-    return provider is not None and not cache_hit and error_class not in CALLER_FAULTS
+    """Rows of a first-attempted provider, uncached, not failed by another's fault."""
+    return provider is not None and not cache_hit and error_class not in NOT_PROVIDER_FAULTS

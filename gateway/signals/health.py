@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from gateway.db.rollup_tables import telemetry_daily, telemetry_hourly
 from gateway.db.tables import telemetry
 from gateway.domain import HealthSample
-from gateway.routing.populations import CALLER_FAULTS
+from gateway.routing.populations import NOT_PROVIDER_FAULTS
 from gateway.signals.window import Bound, in_period, marks, parts, rows_only, split_window
 
 _t = telemetry.c
@@ -46,7 +46,7 @@ def health_query(since: Bound, until: Bound | None = None) -> Select[Any]:
             in_period(_t.created_at, since, until),
             _t.provider.is_not(None),
             _t.cache_hit == 0,
-            or_(_t.error_class.is_(None), _t.error_class.not_in(CALLER_FAULTS)),
+            or_(_t.error_class.is_(None), _t.error_class.not_in(NOT_PROVIDER_FAULTS)),
         )
         .group_by(_t.provider)
     )

@@ -226,9 +226,7 @@ async def test_a_backoff_past_the_deadline_is_not_waited_for(
     assert isinstance(error, RateLimited)
 
 
-async def test_a_bug_of_the_gateway_is_an_internal_error_that_never_counts_against_the_provider() -> (
-    None
-):
+async def test_a_bug_of_ours_is_an_internal_error_never_counted_against_the_provider() -> None:
     setup = _setup()
     fake = FakeAdapter({"pa": [TypeError("unhashable type: 'list'")], "pb": ["answer-b"]})
     error, _ = await _failed(setup, fake)
