@@ -24,7 +24,7 @@ from gateway.domain.errors import (
     RequestTooLarge,
 )
 from gateway.domain.model import Endpoint
-from gateway.inbound import RefusedRequest, parse_inbound
+from gateway.inbound import parse_inbound, refused_request
 from gateway.pipeline.service import Answer, StreamAnswer, error_answer
 from gateway.runtime import Runtime
 from gateway.telemetry.access import log_refused
@@ -122,13 +122,18 @@ async def _proxy(endpoint: Endpoint, scope: Scope, receive: Receive, send: Send)
             if key is None:
                 raise AuthenticationFailed("Missing or invalid API key.")
         raw = await read_body(scope, receive, serving.config.server.max_body_bytes)
+    except GatewayError as error:
+        await _refuse(scope, send, error_answer(error), request_id, endpoint, started)
+        return
+    try:
         request = parse_inbound(endpoint, raw)
         request.cache_bypass = _no_cache(_header(scope, b"x-gateway-cache"))
-    except RefusedRequest as refused:  # it named its configuration: a row, like any call
-        ctx = serving.pipeline.context(refused.request, key, request_id)
-        await send_answer(send, await serving.pipeline.refuse(ctx, refused), request_id)
-        return
-    except GatewayError as error:
+    except InvalidRequest as error:
+        named = refused_request(endpoint, raw)
+        if named is not None:  # it named a configuration: a row, like any call
+            ctx = serving.pipeline.context(named, key, request_id)
+            await send_answer(send, await serving.pipeline.refuse(ctx, error), request_id)
+            return
         await _refuse(scope, send, error_answer(error), request_id, endpoint, started)
         return
     pipeline = serving.pipeline

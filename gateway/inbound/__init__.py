@@ -10,9 +10,9 @@ from gateway.inbound.request import (
     MAX_JSON_DEPTH,
     MAX_TOKENS_BOUND,
     InboundRequest,
-    RefusedRequest,
     nests_deeper,
     parse_inbound,
+    refused_request,
 )
 
 __all__ = [
@@ -20,7 +20,7 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "MAX_TOKENS_BOUND",
     "InboundRequest",
-    "RefusedRequest",
     "nests_deeper",
     "parse_inbound",
+    "refused_request",
 ]

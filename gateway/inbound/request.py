@@ -12,7 +12,6 @@ from typing import Any
 import msgspec
 
 from gateway.domain.errors import InvalidJson, InvalidRequest
-from gateway.domain.failures import ErrorClass
 from gateway.domain.model import Capability, Endpoint, Operation
 from gateway.domain.usage import TokenCount
 from gateway.inbound.shapes import check_shape
@@ -93,26 +92,25 @@ def parse_inbound(endpoint: Endpoint, raw: bytes) -> InboundRequest:
     model = body.get("model")
     if not isinstance(model, str) or not model:
         raise InvalidRequest("'model' is required and must be a non-empty string.", param="model")
+    return _checked(endpoint, body, model, len(raw))
+
+
+def refused_request(endpoint: Endpoint, raw: bytes) -> InboundRequest | None:
+    """What a refused body let be read, for its row: the endpoint, the configuration it
+    names and whether it streams; None when it names none (not an object, no ``model``).
+    Only a refusal pays for this second decoding."""
     try:
-        return _checked(endpoint, body, model, len(raw))
-    except InvalidRequest as error:
-        stream = body.get("stream") is True
-        operation, _ = classify(endpoint, stream=stream)
-        named = InboundRequest(endpoint, body, model, operation, frozenset(), stream, False)
-        named.body_bytes = len(raw)
-        raise RefusedRequest(error, named) from None
-
-
-class RefusedRequest(InvalidRequest):
-    """A body refused after it named its configuration: the call still gets its row
-    (``request`` holds what could be read: the endpoint, the configuration, whether it
-    streams), and the client the refusal as it was raised."""
-
-    error_class = ErrorClass.INVALID_REQUEST
-
-    def __init__(self, error: InvalidRequest, request: InboundRequest) -> None:
-        super().__init__(error.message, param=error.param)
-        self.request = request
+        body = msgspec.json.decode(raw)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    model = body.get("model") if isinstance(body, dict) else None
+    if not isinstance(model, str) or not model:
+        return None
+    stream = body.get("stream") is True
+    operation, _ = classify(endpoint, stream=stream)
+    named = InboundRequest(endpoint, body, model, operation, frozenset(), stream, False)
+    named.body_bytes = len(raw)
+    return named
 
 
 def _checked(endpoint: Endpoint, body: dict[str, Any], model: str, size: int) -> InboundRequest:

@@ -166,6 +166,7 @@ class Pipeline:
             self._configuration(ctx)
         except GatewayError:
             return self._unknown(ctx, refused)  # nothing to attribute it to: no row
+        ctx.record.error_class = ErrorClass.INVALID_REQUEST
         answer = self._error(ctx, refused)
         await self.end(ctx, None)
         return answer
