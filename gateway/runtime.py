@@ -28,6 +28,7 @@ from gateway.budgets import DatabaseBudgets, hold_seconds_for
 from gateway.cache import StoredResponseCache, make_store
 from gateway.cache.keys import configuration_fingerprints
 from gateway.circuits import CircuitStates, InProcessCircuits
+from gateway.db.console_sessions import SessionRevocations
 from gateway.db.engine import create_engine
 from gateway.domain.clock import utc_now
 from gateway.domain.settings import GatewayConfig
@@ -38,6 +39,7 @@ from gateway.pipeline.resolve import Resolver
 from gateway.pipeline.service import Pipeline
 from gateway.pipeline.snapshots import SnapshotSource
 from gateway.routing.exploration import ExplorationCounts
+from gateway.session import SessionSigner, signer_for
 from gateway.signals.refresher import SignalRefresher, SignalStore
 from gateway.telemetry.overview import SettledDays
 from gateway.telemetry.retention import Retention
@@ -75,6 +77,8 @@ class Serving:
     snapshots: SnapshotSource
     resolver: Resolver
     pipeline: Pipeline
+    # The console's session signer, from auth.adminKey: a new key ends every session.
+    signer: SessionSigner | None
 
 
 class Runtime:
@@ -94,6 +98,7 @@ class Runtime:
             self.retention = Retention(self.engine, config.telemetry.retention_days)
         # The console Overview's figures of settled days (gateway.telemetry.overview).
         self.overview_days = SettledDays()
+        self.revocations = SessionRevocations(self.engine)  # console sign-outs
         self._redis: Redis | None = None
         self._signal_store: SignalStore | None = None
         if config.redis.url:
@@ -181,8 +186,10 @@ class Runtime:
             budgets=self.budgets,
             cache=self.cache.with_fingerprints(configuration_fingerprints(config)),
         )
+        auth = config.auth
+        signer = signer_for(auth.admin_key_hash, auth.console_session_hours)
         return Serving(
-            config, version, KeyRing(config.auth), signals, snapshots, resolver, pipeline
+            config, version, KeyRing(auth), signals, snapshots, resolver, pipeline, signer
         )
 
     def _breakers_for(self, config: GatewayConfig) -> CircuitStates:

@@ -3,7 +3,10 @@
 A session token is ``<expires>.<nonce>.<signature>``: the expiry (Unix seconds), a
 random nonce, and an HMAC-SHA256 of both. The signing key is derived from the admin
 key's digest, so every worker of every host sharing the config accepts the same
-sessions, and changing ``auth.adminKey`` ends them all. The token holds no key.
+sessions, and changing ``auth.adminKey`` ends them all: the signer is part of what a
+reload rebuilds (gateway.runtime.Serving). The token holds no key. A session signed out
+before it expires is refused by its nonce, listed in the database
+(gateway.db.console_sessions).
 
 CSRF tokens are HMACs of a session's nonce (forms of a signed-in page) or of a
 random pre-sign-in value that is also set as a cookie (the sign-in form).
@@ -69,6 +72,11 @@ class SessionSigner:
         if not seed or not presented:
             return False
         return hmac.compare_digest(_b(self.csrf_token(seed)), presented.encode("ascii", "replace"))
+
+
+def signer_for(admin_key_hash: str | None, lifetime_hours: int) -> SessionSigner | None:
+    """The signer of ``auth.adminKey``'s sessions; None without an admin key (no sign-in)."""
+    return SessionSigner(admin_key_hash, lifetime_hours * 3600) if admin_key_hash else None
 
 
 def same_origin(origin: str | None, host: str | None, scheme: str) -> bool:

@@ -19,9 +19,9 @@ from gateway.runtime import Runtime
 from gateway.telemetry.queries import recent_routed_calls
 
 
-def admin_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+async def admin_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
     """The admin key, a console session, or keyless mode without an admin key."""
-    if not access_of(connection).allowed:
+    if not (await access_of(connection)).allowed:
         raise AuthenticationFailed("Missing or invalid admin key.")
 
 

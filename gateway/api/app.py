@@ -15,8 +15,8 @@ from litestar.types import ASGIApp, Receive, Scope, Send
 
 from gateway import allocator
 from gateway.api.admin import AdminController
-from gateway.api.console.access import build_signer
 from gateway.api.console.routes import CONSOLE_HANDLERS
+from gateway.api.console.throttle import SignInThrottle
 from gateway.api.errors import EXCEPTION_HANDLERS, from_http_exception
 from gateway.api.keyless import keyless_guard
 from gateway.api.models import list_models
@@ -153,7 +153,6 @@ def create_app(
         path: keyless_guard(handler) if keyless else handler
         for path, handler in RAW_HANDLERS.items()
     }
-    app.state.console_signer = build_signer(
-        config.auth.admin_key_hash, config.auth.console_session_hours
-    )
+    # Failed console sign-ins per client address, this process's (api.console.throttle).
+    app.state.console_throttle = SignInThrottle()
     return app

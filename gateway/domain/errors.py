@@ -51,6 +51,7 @@ GatewayException
     ├── UpstreamAuthFailed      502 api_error               upstream_auth_failed
     ├── BudgetUnavailable       503 api_error               budget_unavailable
     ├── BudgetBusy              503 api_error               budget_busy
+    ├── SessionCheckFailed      503 api_error               session_check_failed
     ├── ServerBusy              503 api_error               server_busy
     └── UpstreamTimedOut        504 api_error               upstream_timeout
 
@@ -261,6 +262,18 @@ class BudgetBusy(GatewayError):
     status = 503
     code = "budget_busy"
     error_class = ErrorClass.BUDGET_BUSY
+
+    def headers(self) -> dict[str, str]:
+        return {"retry-after": "1"}
+
+
+class SessionCheckFailed(GatewayError):
+    """A console session's sign-out could not be read or written: the database is
+    unreachable. Refused rather than trusted, since a signed-out cookie may be replayed;
+    the admin key as a bearer needs no database."""
+
+    status = 503
+    code = "session_check_failed"
 
     def headers(self) -> dict[str, str]:
         return {"retry-after": "1"}

@@ -3,8 +3,10 @@
 - keyless mode without ``auth.adminKey``: open (loopback only), no sign-in;
 - ``Authorization: Bearer <adminKey>``: API use, no cookie, no CSRF token needed
   (a browser never adds that header by itself);
-- the session cookie that signing in sets: signed, expiring, HttpOnly, SameSite=Strict,
-  Secure when the request came over https.
+- the session cookie that signing in sets: signed by the current admin key (a reload
+  that changes or removes it ends every session), expiring, not signed out (one
+  primary-key read of ``console_revoked_sessions``), HttpOnly, SameSite=Strict, Secure
+  when the request came over https.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 from litestar.connection import ASGIConnection
 
 from gateway.runtime import Runtime
-from gateway.session import SessionSigner
+from gateway.session import Session, SessionSigner
 
 SESSION_COOKIE = "console_session"
 SIGN_IN_COOKIE = "console_signin"
@@ -27,34 +29,49 @@ COOKIE_PATH = "/admin"
 class Access:
     allowed: bool
     csrf: str | None = None  # the token of the sign-out form, for a cookie session
-    signed_in: bool = False
+    session: Session | None = None  # the cookie's session, when that is what signed in
+
+    @property
+    def signed_in(self) -> bool:
+        return self.session is not None
 
 
 DENIED = Access(False)
 
 
-def signer_of(connection: ASGIConnection[Any, Any, Any, Any]) -> SessionSigner | None:
-    signer: SessionSigner | None = connection.app.state.console_signer
-    return signer
-
-
-def build_signer(runtime_hash: str | None, hours: int) -> SessionSigner | None:
-    return SessionSigner(runtime_hash, hours * 3600) if runtime_hash else None
-
-
-def access_of(connection: ASGIConnection[Any, Any, Any, Any]) -> Access:
+def runtime_of(connection: ASGIConnection[Any, Any, Any, Any]) -> Runtime:
     runtime: Runtime = connection.app.state.runtime
-    if runtime.keys.open and runtime.config.auth.admin_key_hash is None:
+    return runtime
+
+
+def signer_of(connection: ASGIConnection[Any, Any, Any, Any]) -> SessionSigner | None:
+    """The current configuration's signer: None while no ``auth.adminKey`` is set."""
+    return runtime_of(connection).serving.signer
+
+
+async def access_of(connection: ASGIConnection[Any, Any, Any, Any]) -> Access:
+    """Raises SessionCheckFailed (503) when a cookie's sign-out cannot be read."""
+    runtime = runtime_of(connection)
+    serving = runtime.serving  # once: a reload may swap it while the check awaits
+    if serving.keys.open and serving.config.auth.admin_key_hash is None:
         return Access(True)
-    if runtime.keys.is_admin(connection.headers.get("authorization")):
+    if serving.keys.is_admin(connection.headers.get("authorization")):
         return Access(True)
-    signer = signer_of(connection)
+    signer = serving.signer
     if signer is None:
         return DENIED
     session = signer.verify(connection.cookies.get(SESSION_COOKIE), time.time())
-    if session is None:
+    if session is None or await runtime.revocations.is_revoked(session.nonce):
         return DENIED
-    return Access(True, signer.csrf_token(f"session:{session.nonce}"), signed_in=True)
+    return Access(True, signer.csrf_token(f"session:{session.nonce}"), session)
+
+
+def client_address(connection: ASGIConnection[Any, Any, Any, Any]) -> str:
+    """The client's address as uvicorn resolved it: the peer, or the ``X-Forwarded-For``
+    of a proxy it trusts (``FORWARDED_ALLOW_IPS``; docs/operations.md, "Behind a reverse
+    proxy")."""
+    client = connection.scope.get("client")
+    return str(client[0]) if client else "unknown"
 
 
 def is_https(connection: ASGIConnection[Any, Any, Any, Any]) -> bool:

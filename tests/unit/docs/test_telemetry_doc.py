@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 
 import gateway.db.budget_tables
+import gateway.db.console_tables
 import gateway.db.rollup_tables
 import gateway.db.tables  # noqa: F401  (both register their tables on the metadata)
 from gateway.db.base import metadata
@@ -36,6 +37,7 @@ SECTIONS = {
     "budget_counters": "## Budget and cache tables",
     "budget_reservations": "## Budget and cache tables",
     "response_cache": "## Budget and cache tables",
+    "console_revoked_sessions": "## `console_revoked_sessions`",
 }
 
 
