@@ -69,12 +69,12 @@ class ConfigWatcher:
         self._seen: _Stat = None
         self._refused: str | None = None  # the digest of the last file refused
         self._task: asyncio.Task[None] | None = None
-        self._signalled: set[asyncio.Task[bool]] = set()
+        self._signalled: set[asyncio.Task[None]] = set()
         self._on_sighup = False
 
     async def start(self) -> None:
         self._seen = _stat(self._path)
-        self._task = asyncio.create_task(self._poll(), name="config-watch")
+        self._task = self._runtime.tasks.spawn("config-watch", self._poll)
         loop = asyncio.get_running_loop()
         try:
             loop.add_signal_handler(signal.SIGHUP, self._hangup)
