@@ -110,6 +110,18 @@ class Metrics:
             registry=self.registry,
             multiprocess_mode="sum",
         )
+        self.task_restarts = Counter(
+            "gateway_background_task_restarts",
+            "Background tasks restarted after they crashed, by task (gateway.tasks).",
+            ["task"],
+            registry=self.registry,
+        )
+        self.redis_skipped = Counter(
+            "gateway_redis_values_skipped",
+            "Values read from Redis skipped as undecodable or out of bounds, by source.",
+            ["source"],
+            registry=self.registry,
+        )
 
         # Labelled children, looked up once: .labels() costs more than the update itself.
         self._children: dict[tuple[object, ...], Any] = {}
@@ -138,6 +150,12 @@ class Metrics:
 
     def observe_capability_warning(self, configuration: str) -> None:
         self._child(self.capability_warnings, configuration).inc()
+
+    def observe_task_restart(self, task: str) -> None:
+        self._child(self.task_restarts, task).inc()
+
+    def observe_redis_skipped(self, source: str) -> None:
+        self._child(self.redis_skipped, source).inc()
 
     def set_gauge(self, metric: Any, value: float, *labels: str) -> None:
         (self._child(metric, *labels) if labels else metric).set(value)

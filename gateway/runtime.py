@@ -30,6 +30,7 @@ from gateway.cache.keys import configuration_fingerprints
 from gateway.circuits import CircuitStates, InProcessCircuits
 from gateway.db.console_sessions import SessionRevocations
 from gateway.db.engine import create_engine
+from gateway.db.redis_values import SkippedValues
 from gateway.domain.clock import utc_now
 from gateway.domain.settings import GatewayConfig
 from gateway.metrics import Metrics, multiprocess
@@ -41,6 +42,7 @@ from gateway.pipeline.snapshots import SnapshotSource
 from gateway.routing.exploration import ExplorationCounts
 from gateway.session import SessionSigner, signer_for
 from gateway.signals.refresher import SignalRefresher, SignalStore
+from gateway.tasks import Supervisor
 from gateway.telemetry.overview import SettledDays
 from gateway.telemetry.retention import Retention
 from gateway.telemetry.writer import TelemetryWriter, WriterSettings
@@ -91,11 +93,20 @@ class Runtime:
         digest: str | None = None,
     ) -> None:
         self.metrics = Metrics()
+        # Every background loop runs under this supervisor, every Redis value is checked
+        # through this counter (docs/operations.md, "Background tasks", "Values read from
+        # Redis").
+        self.tasks = Supervisor(self.metrics.observe_task_restart)
+        self.skipped = SkippedValues(self.metrics.observe_redis_skipped)
         self.engine: AsyncEngine = create_engine(config.database.url)
-        self.writer = TelemetryWriter(self.engine, WriterSettings(enabled=config.telemetry.enabled))
+        self.writer = TelemetryWriter(
+            self.engine, WriterSettings(enabled=config.telemetry.enabled), tasks=self.tasks
+        )
         self.retention: Retention | None = None
         if config.telemetry.enabled:
-            self.retention = Retention(self.engine, config.telemetry.retention_days)
+            self.retention = Retention(
+                self.engine, config.telemetry.retention_days, tasks=self.tasks
+            )
         # The console Overview's figures of settled days (gateway.telemetry.overview).
         self.overview_days = SettledDays()
         self.revocations = SessionRevocations(self.engine)  # console sign-outs
@@ -109,7 +120,7 @@ class Runtime:
             from gateway.signals.redis_store import RedisSignalStore
 
             self._redis = redis_client(config.redis.url)
-            self._signal_store = RedisSignalStore(self._redis, config)
+            self._signal_store = RedisSignalStore(self._redis, config, skipped=self.skipped)
         self.breakers: CircuitStates = self._breakers_for(config)
         self._gauges: asyncio.Task[None] | None = None
         server = config.server
@@ -125,9 +136,12 @@ class Runtime:
             self.counter,
             hold_seconds=hold_seconds_for(config.server.request_timeout_seconds),
             on_outage=config.budgets.on_database_outage,
+            tasks=self.tasks,
         )
         self.cache = StoredResponseCache(
-            make_store(config.cache, self.engine), fingerprints=configuration_fingerprints(config)
+            make_store(config.cache, self.engine, self.skipped),
+            fingerprints=configuration_fingerprints(config),
+            tasks=self.tasks,
         )
         # routing.exploration's counts, per configuration id: kept across reloads.
         self._exploration: dict[str, ExplorationCounts] = {}
@@ -164,7 +178,9 @@ class Runtime:
         return self.serving.version
 
     def _serving(self, config: GatewayConfig, version: ConfigVersion) -> Serving:
-        signals = SignalRefresher(self.engine, config, utc_now, store=self._signal_store)
+        signals = SignalRefresher(
+            self.engine, config, utc_now, store=self._signal_store, tasks=self.tasks
+        )
         snapshots = SnapshotSource(config, signals, self.breakers)
         resolver = Resolver(
             config,
@@ -197,7 +213,13 @@ class Runtime:
         if self._redis is not None:
             from gateway.circuits.redis_circuits import RedisCircuits
 
-            return RedisCircuits(self._redis, settings.failure_threshold, settings.cooldown_seconds)
+            return RedisCircuits(
+                self._redis,
+                settings.failure_threshold,
+                settings.cooldown_seconds,
+                tasks=self.tasks,
+                skipped=self.skipped,
+            )
         return InProcessCircuits(settings.failure_threshold, settings.cooldown_seconds)
 
     def _adapter_for(self, target: Target) -> Adapter:
@@ -244,7 +266,7 @@ class Runtime:
         await self.budgets.start()
         await self.cache.start()
         if multiprocess():
-            self._gauges = asyncio.create_task(self._refresh_gauges(), name="metrics-gauges")
+            self._gauges = self.tasks.spawn("metrics-gauges", self._refresh_gauges)
 
     async def stop(self) -> None:
         if self._gauges is not None:

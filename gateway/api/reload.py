@@ -1,12 +1,14 @@
 """Reload the configuration file on SIGHUP and when it changes on disk (docs/operations.md,
 "Reloading the configuration").
 
-The file is polled: its size, mtime and inode each ``poll_seconds``; a change is taken
-once the file has stayed the same for ``debounce_seconds`` (an editor writing in several
-steps is read once), and only if its bytes differ from what is served. A valid file
-replaces the running configuration between calls (``Runtime.reload``); an invalid one
-changes nothing and every problem is logged with its YAML path. Each process (each
-worker) watches and reloads for itself.
+The file is polled: its size, mtime and inode each ``poll_seconds``. A change, or a
+SIGHUP, is taken only once the file's bytes read the same twice ``debounce_seconds``
+apart (an editor writing in several steps, or a file still being copied, is read once it
+holds still), and only if they differ from what is served. The bytes installed are the
+ones compared, never a third read. A valid file replaces the running configuration
+between calls (``Runtime.reload``); an invalid one, or one that would serve nothing
+(gateway.config.changes.refusals), changes nothing and every problem is logged with its
+YAML path. Each process (each worker) watches and reloads for itself.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from pathlib import Path
 
 from gateway.config.changes import as_reloaded, refusals, restart_only_changes
 from gateway.config.errors import ConfigError
-from gateway.config.loader import LoadedFile, file_digest, load_config_file
+from gateway.config.loader import LoadedFile, file_digest, load_config_bytes
+from gateway.domain.settings import GatewayConfig
 from gateway.runtime import Runtime
 
 log = logging.getLogger("gateway.reload")
@@ -40,9 +43,9 @@ def _stat(path: Path) -> _Stat:
     return (found.st_mtime_ns, found.st_size, found.st_ino)
 
 
-def _digest_of(path: Path) -> str | None:
+def _read(path: Path) -> bytes | None:
     try:
-        return file_digest(path.read_bytes())
+        return path.read_bytes()
     except OSError:
         return None
 
@@ -66,12 +69,12 @@ class ConfigWatcher:
         self._seen: _Stat = None
         self._refused: str | None = None  # the digest of the last file refused
         self._task: asyncio.Task[None] | None = None
-        self._signalled: set[asyncio.Task[bool]] = set()
+        self._signalled: set[asyncio.Task[None]] = set()
         self._on_sighup = False
 
     async def start(self) -> None:
         self._seen = _stat(self._path)
-        self._task = asyncio.create_task(self._poll(), name="config-watch")
+        self._task = self._runtime.tasks.spawn("config-watch", self._poll)
         loop = asyncio.get_running_loop()
         try:
             loop.add_signal_handler(signal.SIGHUP, self._hangup)
@@ -96,9 +99,23 @@ class ConfigWatcher:
                 await pending
 
     def _hangup(self) -> None:
-        task = asyncio.create_task(self.reload("SIGHUP"), name="config-reload")
+        task = asyncio.create_task(self._reload_settled("SIGHUP"), name="config-reload")
         self._signalled.add(task)
         task.add_done_callback(self._signalled.discard)
+
+    async def _settled(self) -> bytes | None:
+        """The file's bytes once two reads ``debounce_seconds`` apart agree (None: it
+        cannot be read, twice)."""
+        before = await asyncio.to_thread(_read, self._path)
+        while True:
+            await asyncio.sleep(self._debounce_seconds)
+            after = await asyncio.to_thread(_read, self._path)
+            if after == before:
+                return after
+            before = after
+
+    async def _reload_settled(self, reason: str) -> None:
+        await self.reload(reason, await self._settled())
 
     async def _poll(self) -> None:
         while True:
@@ -106,38 +123,40 @@ class ConfigWatcher:
             current = _stat(self._path)
             if current == self._seen:
                 continue
-            while True:  # debounce: wait until the file holds still
-                await asyncio.sleep(self._debounce_seconds)
-                again = _stat(self._path)
-                if again == current:
-                    break
-                current = again
-            self._seen = current
-            if current is None:
+            raw = await self._settled()
+            self._seen = _stat(self._path)
+            if raw is None:
                 log.warning(
                     "config reload: %s is gone; the running configuration stays", self._path
                 )
                 continue
-            digest = _digest_of(self._path)
+            digest = file_digest(raw)
             if digest in (self._runtime.version.digest, self._refused):
                 continue  # touched, written back as it was, or refused already (logged)
-            await self.reload("the file changed")
+            await self.reload("the file changed", raw)
 
-    async def reload(self, reason: str) -> bool:
-        """Load the file and serve it if it is valid; True when a new configuration is served."""
+    async def reload(self, reason: str, raw: bytes | None = None) -> bool:
+        """Serve ``raw`` (default: the file as it is now) if it is valid and safe; True
+        when a new configuration is served."""
         async with self._lock:
             try:
-                return await self._reload(reason)
+                if raw is None:
+                    raw = await asyncio.to_thread(_read, self._path)
+                return await self._reload(reason, raw)
             except Exception:  # a reload must never take the server down
                 log.exception("config reload (%s) failed; the running configuration stays", reason)
                 return False
 
-    async def _reload(self, reason: str) -> bool:
+    async def _reload(self, reason: str, raw: bytes | None) -> bool:
         path = self._path
         current = self._runtime.serving
-        self._refused = await asyncio.to_thread(_digest_of, path)  # until it is served
+        self._refused = None if raw is None else file_digest(raw)  # until it is served
         try:
-            loaded: LoadedFile = await asyncio.to_thread(load_config_file, path, self._environ)
+            if raw is None:
+                raise ConfigError([f"{path}: cannot read the file"])
+            loaded: LoadedFile = await asyncio.to_thread(
+                load_config_bytes, raw, self._environ, str(path)
+            )
         except ConfigError as error:
             log.error(
                 "config reload (%s): %s has %d problem(s); the running configuration (%s) stays",
@@ -163,19 +182,22 @@ class ConfigWatcher:
             for problem in refused:
                 log.error("%s: %s", path, problem)
             return False
-        for section in restart_only_changes(current.config, loaded.config):
+        return await self._install(reason, current.config, loaded)
+
+    async def _install(self, reason: str, current: GatewayConfig, loaded: LoadedFile) -> bool:
+        for section in restart_only_changes(current, loaded.config):
             log.warning(
                 "config reload: %s: %s changed; it takes effect at the next restart",
-                path,
+                self._path,
                 section,
             )
-        config = as_reloaded(current.config, loaded.config)
+        config = as_reloaded(current, loaded.config)
         served = await self._runtime.reload(config, loaded.digest)
         self._refused = None
         log.info(
             "config reload (%s): serving %s (%s, generation %d, pid %d)",
             reason,
-            path,
+            self._path,
             served.version.digest,
             served.version.generation,
             os.getpid(),

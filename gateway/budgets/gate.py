@@ -47,6 +47,7 @@ from gateway.domain.model import Configuration, Model
 from gateway.domain.settings import ApiKey
 from gateway.hooks import Reservation
 from gateway.inbound import InboundRequest
+from gateway.tasks import Supervisor
 from gateway.telemetry.records import TelemetryRecord
 from gateway.usage.estimate import prompt_tokens
 from gateway.usage.tokens import TokenCounter
@@ -92,6 +93,7 @@ class DatabaseBudgets:
         recovery_backoff_seconds: float = BACKOFF_FIRST_SECONDS,
         clock: Callable[[], datetime] = utc_now,
         busy_wait_seconds: float = BUSY_WAIT_SECONDS,
+        tasks: Supervisor | None = None,
     ) -> None:
         self.store = BudgetStore(engine)
         self.recovery = OutageRecovery(
@@ -106,6 +108,7 @@ class DatabaseBudgets:
             hold_seconds=hold_seconds,
             sweep_interval_seconds=sweep_interval_seconds,
             renew_interval_seconds=renew_interval_seconds,
+            tasks=tasks,
         )
         self._counter = counter
         self._hold = timedelta(seconds=hold_seconds)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timedelta
@@ -18,6 +19,7 @@ from datetime import datetime, timedelta
 from gateway.budgets.recovery import OutageRecovery
 from gateway.budgets.store import BudgetStore, Hold
 from gateway.db.engine import describe_error
+from gateway.tasks import Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +41,9 @@ class Upkeep:
         hold_seconds: float,
         sweep_interval_seconds: float | None = None,
         renew_interval_seconds: float | None = None,
+        tasks: Supervisor | None = None,
     ) -> None:
+        self._tasks_of = tasks or Supervisor()
         self._store = store
         self._recovery = recovery
         self._live = live
@@ -69,12 +73,12 @@ class Upkeep:
     async def start(self) -> None:
         if self._tasks:
             return
-        loops = {
-            "budget-sweep": _every(self._sweep_every, self.sweep, "sweep"),
-            "budget-renew": _every(self._renew_every, self.renew, "renewal"),
-            "budget-recovery": self._recovery.run(),
+        loops: dict[str, Callable[[], Awaitable[None]]] = {
+            "budget-sweep": functools.partial(_every, self._sweep_every, self.sweep, "sweep"),
+            "budget-renew": functools.partial(_every, self._renew_every, self.renew, "renewal"),
+            "budget-recovery": self._recovery.run,
         }
-        self._tasks = [asyncio.create_task(loop, name=name) for name, loop in loops.items()]
+        self._tasks = [self._tasks_of.spawn(name, loop) for name, loop in loops.items()]
 
     async def stop(self) -> None:
         tasks, self._tasks = self._tasks, []

@@ -1,7 +1,9 @@
 """The response cache in Redis (``cache: {store: redis, redisUrl: ...}``).
 
 Each answer is one key with Redis's own expiry (``SET ... EX ttl``), so nothing
-needs purging. Socket timeouts are short: a slow Redis costs a miss, not a call.
+needs purging. Socket timeouts are short: a slow Redis costs a miss, not a call. An
+entry that does not decode is a miss: it is deleted (the answer is stored again) and
+counted (gateway.db.redis_values), and the cache goes on for every other entry.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import msgspec
 from redis.asyncio import Redis
 
+from gateway.db.redis_values import SkippedValues
 from gateway.hooks import CachedAnswer
 
 KEY_PREFIX = "gateway:cache:"
@@ -25,7 +28,8 @@ _DECODER = msgspec.msgpack.Decoder(_Stored)
 
 
 class RedisCacheStore:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, skipped: SkippedValues | None = None) -> None:
+        self._skipped = skipped or SkippedValues()
         self._redis = Redis.from_url(
             url,
             socket_timeout=SOCKET_TIMEOUT_SECONDS,
@@ -36,7 +40,12 @@ class RedisCacheStore:
         raw = await self._redis.get(KEY_PREFIX + key)
         if raw is None:
             return None
-        stored = _DECODER.decode(raw.encode() if isinstance(raw, str) else raw)
+        try:
+            stored = _DECODER.decode(raw.encode() if isinstance(raw, str) else raw)
+        except msgspec.DecodeError as error:  # ValidationError included
+            self._skipped.skip("cache", f"undecodable: {error}")
+            await self._redis.delete(KEY_PREFIX + key)
+            return None
         return CachedAnswer(stored.body, stored.response_model)
 
     async def put(self, key: str, answer: CachedAnswer, ttl_seconds: int) -> None:

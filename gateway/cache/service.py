@@ -19,10 +19,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from gateway.cache.database import DatabaseCacheStore
 from gateway.cache.keys import cache_key
 from gateway.db.engine import describe_error
+from gateway.db.redis_values import SkippedValues
 from gateway.domain.model import Configuration
 from gateway.domain.settings import CacheStoreSettings
 from gateway.hooks import CachedAnswer
 from gateway.inbound import InboundRequest
+from gateway.tasks import Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -37,12 +39,14 @@ class CacheStore(Protocol):
     async def close(self) -> None: ...
 
 
-def make_store(settings: CacheStoreSettings, engine: AsyncEngine) -> CacheStore:
+def make_store(
+    settings: CacheStoreSettings, engine: AsyncEngine, skipped: SkippedValues | None = None
+) -> CacheStore:
     if settings.store == "redis" and settings.redis_url:
         # Imported only when used: the Redis client is ~6 MB a process that uses no Redis.
         from gateway.cache.redis_store import RedisCacheStore
 
-        return RedisCacheStore(settings.redis_url)
+        return RedisCacheStore(settings.redis_url, skipped)
     return DatabaseCacheStore(engine)
 
 
@@ -54,8 +58,10 @@ class StoredResponseCache:
         fingerprints: Mapping[str, str] | None = None,
         purge_interval_seconds: float = PURGE_INTERVAL_SECONDS,
         backoff_seconds: float = BACKOFF_SECONDS,
+        tasks: Supervisor | None = None,
     ) -> None:
         self.backend = store
+        self._tasks = tasks or Supervisor()
         self._fingerprints = fingerprints or {}
         self._interval = purge_interval_seconds
         self._backoff = backoff_seconds
@@ -70,6 +76,7 @@ class StoredResponseCache:
             fingerprints=fingerprints,
             purge_interval_seconds=self._interval,
             backoff_seconds=self._backoff,
+            tasks=self._tasks,
         )
         return twin
 
@@ -102,7 +109,7 @@ class StoredResponseCache:
 
     async def start(self) -> None:
         if self._task is None:
-            self._task = asyncio.create_task(self._loop(), name="response-cache-purge")
+            self._task = self._tasks.spawn("response-cache-purge", self._loop)
 
     async def stop(self) -> None:
         task, self._task = self._task, None

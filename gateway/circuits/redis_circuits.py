@@ -15,6 +15,9 @@ provider id -> the wall-clock time (epoch seconds) its circuit opened.
 - Failures are counted by each process (the threshold is of one process's consecutive
   failures); after a cooldown each process lets one probe through, and the first verdict
   written is everyone's.
+- A field that is not ours to read (a name that is not UTF-8, a time that is not a
+  finite number or lies in the future beyond the clock skew allowed) is skipped and
+  counted (gateway.db.redis_values); the others are adopted as usual.
 - Redis down: the circuits are per process meanwhile (each keeps working on its own
   failures) and the changes wait. One warning when Redis stops answering (two syncs in a
   row failed: one slow answer on a busy machine is no outage), one line when it answers
@@ -32,7 +35,9 @@ from collections.abc import Callable
 from redis.asyncio import Redis
 
 from gateway.db.engine import describe_error
+from gateway.db.redis_values import SkippedValues, opening_within
 from gateway.routing.circuit import CircuitBreakers, CircuitState
+from gateway.tasks import Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +59,11 @@ class RedisCircuits:
         poll_seconds: float = POLL_SECONDS,
         wall: Callable[[], float] = time.time,
         monotonic: Callable[[], float] = time.monotonic,
+        tasks: Supervisor | None = None,
+        skipped: SkippedValues | None = None,
     ) -> None:
+        self._tasks = tasks or Supervisor()
+        self._skipped = skipped or SkippedValues()
         self._local = CircuitBreakers(failure_threshold, cooldown_seconds)
         self._redis = redis
         self._key = key
@@ -113,7 +122,7 @@ class RedisCircuits:
     async def start(self) -> None:
         if self._task is None:
             await self.sync()  # adopt what is open already before the first call
-            self._task = asyncio.create_task(self._loop(), name="circuit-states")
+            self._task = self._tasks.spawn("circuit-states", self._loop)
 
     async def stop(self) -> None:
         task, self._task = self._task, None
@@ -141,7 +150,7 @@ class RedisCircuits:
         if not self.shared:
             self.shared = True
             log.warning("circuit states: Redis answers again; circuits are shared again")
-        self._adopt(_decoded(fields))
+        self._adopt(self._decoded(fields))
 
     def _changed(self, provider_id: str, opened: float | None) -> None:
         self._pending[provider_id] = opened
@@ -190,6 +199,25 @@ class RedisCircuits:
                         "circuit closed for provider %s by another gateway process", provider_id
                     )
 
+    def _decoded(self, fields: dict[bytes | str, bytes | str]) -> dict[str, float]:
+        """The hash's usable fields: provider id -> opened (epoch seconds)."""
+        remote: dict[str, float] = {}
+        wall = self._wall()
+        for name, value in fields.items():
+            try:
+                provider_id = name.decode() if isinstance(name, bytes) else name
+            except UnicodeDecodeError:
+                self._skipped.skip("circuits", "a field name that is not UTF-8")
+                continue
+            opened = opening_within(value, wall)
+            if opened is None:
+                self._skipped.skip(
+                    "circuits", f"provider {provider_id[:64]!r}: not a time in bounds"
+                )
+                continue
+            remote[provider_id] = opened
+        return remote
+
     async def _loop(self) -> None:
         while True:
             wait = self._poll if self.shared else DOWN_POLL_SECONDS
@@ -200,14 +228,3 @@ class RedisCircuits:
 
 
 _GONE = object()
-
-
-def _decoded(fields: dict[bytes | str, bytes | str]) -> dict[str, float]:
-    remote: dict[str, float] = {}
-    for name, value in fields.items():
-        provider_id = name.decode() if isinstance(name, bytes) else name
-        try:
-            remote[provider_id] = float(value)
-        except ValueError:
-            continue  # not ours to read
-    return remote

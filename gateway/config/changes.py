@@ -3,8 +3,10 @@ the configuration").
 
 Most of the file is taken on the next call. A few sections are bound to what the process
 opened at start (its listening socket, database engine, telemetry writer, cache store):
-a reload keeps them as they were and says so. Two changes are refused outright, because
-they would open the gateway wider than the process was started for.
+a reload keeps them as they were and says so. Some files are refused outright: those that
+would open the gateway wider than the process was started for, and those that would leave
+it serving nothing (no provider, no configuration, no key while keys were in use), which
+is what a file caught half-written looks like.
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ RESTART_ONLY = (
 def refusals(old: GatewayConfig, new: GatewayConfig) -> list[str]:
     """Problems that make the new file unusable by this process, as ``path: why`` lines."""
     problems = []
+    if not new.providers:
+        problems.append("providers: no provider is configured: every call would fail")
+    if not new.configurations:
+        problems.append("configurations: no configuration is configured: every call would be a 404")
     if _keyless(new.auth) != _keyless(old.auth):
         problems.append(
             "auth: switching between keys and allowUnauthenticated needs a restart "

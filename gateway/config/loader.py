@@ -41,10 +41,20 @@ def load_config_file(path: str | Path, environ: Mapping[str, str] | None = None)
     source = str(path)
     try:
         raw = Path(path).read_bytes()
-        text = raw.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
         raise ConfigError([f"{source}: cannot read the file: {reason}"]) from exc
+    return load_config_bytes(raw, environ, source=source)
+
+
+def load_config_bytes(
+    raw: bytes, environ: Mapping[str, str] | None = None, source: str = "<bytes>"
+) -> LoadedFile:
+    """The configuration in ``raw`` (a file's bytes, already read) and their digest."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError([f"{source}: cannot read the file: {type(exc).__name__}"]) from exc
     return LoadedFile(load_config_text(text, environ, source=source), file_digest(raw))
 
 

@@ -6,6 +6,10 @@ the fingerprint digests the settings that may shape the read (health, routing,
 telemetry), so processes with different settings never take each other's figures. The
 lease is a Redis lock (``SET NX PX`` with a token, released only by its holder):
 ``gateway:signals:<signal>:lease``.
+
+A reading that does not decode, or is dated later than now plus the clock skew allowed
+(gateway.db.redis_values), is skipped and counted: it reads as no reading (the process
+reads the database itself), and the store still counts as answering.
 """
 
 from __future__ import annotations
@@ -14,13 +18,16 @@ import contextlib
 import dataclasses
 import hashlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from datetime import datetime
+from typing import TypeVar
 
 import msgspec
 from redis.asyncio import Redis
 
+from gateway.db.redis_values import SkippedValues, taken_within
 from gateway.domain import GatewayConfig, HealthSample, HistoryFigures, Operation
+from gateway.domain.clock import utc_now
 from gateway.signals.refresher import HealthMap, HistoryMap, QualityMap, SignalReading
 
 PREFIX = "gateway:signals:"
@@ -49,6 +56,8 @@ class _HistoryStored(msgspec.Struct, array_like=True):
     rows: list[_HistoryRow]
 
 
+_Stored = TypeVar("_Stored", _HealthStored, _QualityStored, _HistoryStored)
+
 _ENCODER = msgspec.msgpack.Encoder()
 _HEALTH = msgspec.msgpack.Decoder(_HealthStored)
 _QUALITY = msgspec.msgpack.Decoder(_QualityStored)
@@ -75,8 +84,18 @@ def _canonical(value: object) -> object:
 
 
 class RedisSignalStore:
-    def __init__(self, redis: Redis, config: GatewayConfig, *, prefix: str = PREFIX) -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        config: GatewayConfig,
+        *,
+        prefix: str = PREFIX,
+        skipped: SkippedValues | None = None,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
         self._redis = redis
+        self._skipped = skipped or SkippedValues()
+        self._clock = clock
         self._prefix = prefix
         fingerprint = settings_fingerprint(config)
         self._health_key = f"{prefix}health:{fingerprint}"
@@ -84,10 +103,9 @@ class RedisSignalStore:
         self._history_key = f"{prefix}history:{fingerprint}"
 
     async def get_health(self) -> SignalReading[HealthMap] | None:
-        raw = await self._get(self._health_key)
-        if raw is None:
+        stored = self._usable("health", await self._get(self._health_key), _HEALTH)
+        if stored is None:
             return None
-        stored = _HEALTH.decode(raw)
         return SignalReading(dict(stored.rows), stored.taken_at)
 
     async def set_health(self, reading: SignalReading[HealthMap]) -> None:
@@ -95,10 +113,9 @@ class RedisSignalStore:
         await self._put(self._health_key, _HealthStored(reading.taken_at, rows))
 
     async def get_quality(self) -> SignalReading[QualityMap] | None:
-        raw = await self._get(self._quality_key)
-        if raw is None:
+        stored = self._usable("quality", await self._get(self._quality_key), _QUALITY)
+        if stored is None:
             return None
-        stored = _QUALITY.decode(raw)
         return SignalReading({(p, m): score for p, m, score in stored.rows}, stored.taken_at)
 
     async def set_quality(self, reading: SignalReading[QualityMap]) -> None:
@@ -106,10 +123,9 @@ class RedisSignalStore:
         await self._put(self._quality_key, _QualityStored(reading.taken_at, rows))
 
     async def get_history(self) -> SignalReading[HistoryMap] | None:
-        raw = await self._get(self._history_key)
-        if raw is None:
+        stored = self._usable("history", await self._get(self._history_key), _HISTORY)
+        if stored is None:
             return None
-        stored = _HISTORY.decode(raw)
         value = {(p, m, op): figures for p, m, op, figures in stored.rows}
         return SignalReading(value, stored.taken_at)
 
@@ -128,6 +144,22 @@ class RedisSignalStore:
         finally:
             if held:
                 await lock.release()
+
+    def _usable(
+        self, signal: str, raw: bytes | None, decoder: msgspec.msgpack.Decoder[_Stored]
+    ) -> _Stored | None:
+        """The stored reading, or None when there is none or it cannot be used."""
+        if raw is None:
+            return None
+        try:
+            stored = decoder.decode(raw)
+        except msgspec.DecodeError as error:  # ValidationError included
+            self._skipped.skip(f"signals:{signal}", f"undecodable: {error}")
+            return None
+        if not taken_within(stored.taken_at, self._clock()):
+            self._skipped.skip(f"signals:{signal}", "dated in the future")
+            return None
+        return stored
 
     async def _get(self, key: str) -> bytes | None:
         raw = await self._redis.get(key)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -33,6 +34,7 @@ from gateway.domain.clock import utc_now
 from gateway.signals.health import read_health
 from gateway.signals.history import read_call_history
 from gateway.signals.quality import read_quality
+from gateway.tasks import Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +119,9 @@ class SignalRefresher:
         store: SignalStore | None = None,
         quality_seconds: float = QUALITY_REFRESH_SECONDS,
         lease_seconds: float = LEASE_SECONDS,
+        tasks: Supervisor | None = None,
     ) -> None:
+        self._supervisor = tasks or Supervisor()
         self._engine = engine
         self._config = config
         self._clock = clock
@@ -149,7 +153,7 @@ class SignalRefresher:
             return
         await self.refresh_due()
         self._tasks = [
-            asyncio.create_task(self._loop(source), name=f"signals-{source.name}")
+            self._supervisor.spawn(f"signals-{source.name}", functools.partial(self._loop, source))
             for source in self._sources
         ]
 

@@ -36,6 +36,7 @@ from gateway.db.rollup_tables import (
 )
 from gateway.db.tables import telemetry
 from gateway.domain.clock import utc_now
+from gateway.tasks import Supervisor
 from gateway.telemetry.rollup import hour_of
 from gateway.telemetry.rollup_levels import day_of
 
@@ -64,7 +65,9 @@ class Retention:
         *,
         interval: float = PURGE_INTERVAL_SECONDS,
         clock: Callable[[], datetime] = utc_now,
+        tasks: Supervisor | None = None,
     ) -> None:
+        self._tasks = tasks or Supervisor()
         self._engine = engine
         self._days = retention_days
         self._interval = interval
@@ -74,7 +77,7 @@ class Retention:
 
     async def start(self) -> None:
         if self._task is None:
-            self._task = asyncio.create_task(self._loop(), name="telemetry-purge")
+            self._task = self._tasks.spawn("telemetry-purge", self._loop)
 
     async def stop(self) -> None:
         if self._task is None:

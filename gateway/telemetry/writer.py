@@ -27,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.db.engine import describe_error
 from gateway.db.tables import telemetry
+from gateway.tasks import Supervisor
 from gateway.telemetry.records import TelemetryRecord, to_row
 from gateway.telemetry.rollup import hourly_increments, rollup_statements
 from gateway.telemetry.rollup_levels import level_increments, level_statements
@@ -78,8 +79,15 @@ class WriterSettings:
 
 
 class TelemetryWriter:
-    def __init__(self, engine: AsyncEngine, settings: WriterSettings | None = None) -> None:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        settings: WriterSettings | None = None,
+        *,
+        tasks: Supervisor | None = None,
+    ) -> None:
         settings = settings or WriterSettings()
+        self._tasks = tasks or Supervisor()
         self._engine = engine
         self._max_queue = settings.max_queue
         self._batch_size = settings.batch_size
@@ -131,7 +139,7 @@ class TelemetryWriter:
         if not self._enabled or self._task is not None:
             return
         self._stopping = False
-        self._task = asyncio.create_task(self._run(), name="telemetry-writer")
+        self._task = self._tasks.spawn("telemetry-writer", self._run)
 
     async def stop(self) -> None:
         """Write everything queued, then stop; gives up after ``stop_timeout`` seconds."""

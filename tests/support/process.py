@@ -15,6 +15,10 @@ from typing import Any
 
 import httpx
 
+# The checkout these tests belong to: the server imports its `gateway`, not whichever one
+# the virtualenv installed (the process runs in the config's folder, not here).
+_ROOT = str(Path(__file__).resolve().parents[2])
+
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -45,6 +49,8 @@ def serving(
 ) -> Iterator[Served]:
     """``gateway serve --config CONFIG ARGS...``, up once /healthz answers on host:port."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith("GATEWAY_")}
+    path = os.pathsep.join(p for p in (_ROOT, environment.get("PYTHONPATH")) if p)
+    environment["PYTHONPATH"] = path
     process = subprocess.Popen(
         [sys.executable, "-m", "gateway.cli", "serve", "--config", str(config), *args],
         cwd=config.parent,

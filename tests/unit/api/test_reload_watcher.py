@@ -16,6 +16,7 @@ from gateway.api.reload import ConfigWatcher
 from gateway.config.loader import load_config_file
 from gateway.domain.settings import GatewayConfig
 from gateway.runtime import ConfigVersion
+from gateway.tasks import Supervisor
 
 VALID = """
 auth: {{keys: [{{id: a, key: sk-aaaaaaaaaaaaaaaa}}]}}
@@ -32,6 +33,7 @@ class StandIn:
     def __init__(self, config: GatewayConfig, digest: str) -> None:
         self.serving: Any = _Serving(config, ConfigVersion(digest, datetime.now(UTC)))
         self.reloads: list[GatewayConfig] = []
+        self.tasks = Supervisor()
 
     @property
     def version(self) -> ConfigVersion:

@@ -14,6 +14,7 @@ from redis.asyncio import Redis
 from gateway.circuits import CircuitStates, InProcessCircuits
 from gateway.circuits.redis_circuits import RedisCircuits
 from gateway.db.redis_client import redis_client
+from gateway.db.redis_values import SkippedValues
 from tests.support.tcp_proxy import TcpProxy
 
 REDIS = os.environ.get("GATEWAY_TEST_REDIS_URL")
@@ -179,3 +180,31 @@ async def test_start_adopts_what_is_open_already_and_stop_ends_the_sync_task(
         assert late.open_providers(clocks.mono) == frozenset({"fake"})
     finally:
         await late.stop()
+
+
+async def test_fields_out_of_bounds_are_skipped_and_the_others_adopted(
+    redis: Redis, key: str
+) -> None:
+    """``inf`` would refuse a provider forever (and its reopening time has no date); a
+    name that is not UTF-8 ended the sync; an opening an hour ahead would outlast the
+    cooldown. Each is skipped and counted; the valid field beside them is adopted."""
+    clocks = Clocks()
+    skipped = SkippedValues()
+    b = RedisCircuits(
+        redis, 3, 30.0, key=key, wall=clocks.wall, monotonic=clocks.monotonic, skipped=skipped
+    )
+    await redis.hset(  # type: ignore[misc]
+        key,
+        mapping={
+            "inf": "inf",
+            "nan": "nan",
+            "ahead": repr(clocks.epoch + 3600),
+            b"\xff\xfe": repr(clocks.epoch),
+            "fake": repr(clocks.epoch - 1),
+        },
+    )
+    await b.sync()
+    assert b.open_providers(clocks.mono) == frozenset({"fake"})
+    for provider in ("inf", "nan", "ahead"):
+        assert b.reopens_at(provider) is None
+    assert skipped.counts["circuits"] == 4

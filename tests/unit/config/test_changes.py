@@ -10,6 +10,7 @@ KEYS = """
 auth: {keys: [{id: a, key: sk-aaaaaaaaaaaaaaaa}]}
 configurations: [{id: c, mode: fixed, model: m1}]
 """
+CONFIGURATION = "configurations: [{id: c, mode: fixed, model: m1}]\n"
 
 
 def test_a_change_of_routing_or_configurations_is_taken_whole() -> None:
@@ -46,8 +47,8 @@ def test_restart_only_sections_are_named_and_kept_as_started() -> None:
 
 def test_going_keyless_or_keyed_or_keyless_without_permission_is_refused() -> None:
     keyed = load(with_minimal(KEYS))
-    keyless = load(with_minimal("auth: {allowUnauthenticated: true}\n"))
-    no_keys = load(with_minimal("auth: {keys: []}\n"))
+    keyless = load(with_minimal(CONFIGURATION + "auth: {allowUnauthenticated: true}\n"))
+    no_keys = load(with_minimal(CONFIGURATION + "auth: {keys: []}\n"))
     (going_open,) = refusals(keyed, keyless)
     assert going_open.startswith(
         "auth: switching between keys and allowUnauthenticated needs a restart"
@@ -57,3 +58,23 @@ def test_going_keyless_or_keyed_or_keyless_without_permission_is_refused() -> No
         "auth.keys: no gateway key is configured: every call would be refused"
     ]
     assert refusals(keyless, keyless) == []
+
+
+def test_a_file_that_would_serve_nothing_is_refused() -> None:
+    """What a file caught half-written looks like: a valid prefix with no provider, no
+    configuration, or no key left while the process was serving keys."""
+    old = load(with_minimal(KEYS))
+    no_configuration = load(with_minimal("auth: {keys: [{id: a, key: sk-aaaaaaaaaaaaaaaa}]}\n"))
+    no_provider = load("auth: {keys: [{id: a, key: sk-aaaaaaaaaaaaaaaa}]}\n")
+    no_key = load(with_minimal(CONFIGURATION))
+    assert refusals(old, no_configuration) == [
+        "configurations: no configuration is configured: every call would be a 404"
+    ]
+    assert refusals(old, no_provider) == [
+        "providers: no provider is configured: every call would fail",
+        "configurations: no configuration is configured: every call would be a 404",
+    ]
+    assert refusals(old, no_key) == [
+        "auth.keys: no gateway key is configured: every call would be refused"
+    ]
+    assert refusals(old, old) == []

@@ -17,6 +17,7 @@ from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.db.redis_client import redis_client
+from gateway.db.redis_values import SkippedValues
 from gateway.domain import GatewayConfig, HealthSample, HistoryFigures, Operation, RoutingSettings
 from gateway.domain.settings import HealthSettings
 from gateway.signals.redis_store import RedisSignalStore
@@ -137,3 +138,21 @@ async def test_a_store_that_goes_away_means_reading_the_database_logged_once(
     finally:
         await client.aclose()
         forwarder.close()
+
+
+async def test_an_undecodable_or_future_reading_is_no_reading_and_is_counted(
+    redis: Redis, prefix: str
+) -> None:
+    skipped = SkippedValues()
+    store = RedisSignalStore(redis, HISTORY_ON, prefix=prefix, skipped=skipped, clock=lambda: NOW)
+    await store.set_quality(SignalReading({("p", "m"): 0.5}, NOW + timedelta(days=365)))
+    assert await store.get_quality() is None
+    await store.set_health(SignalReading({}, NOW))
+    keys = [key async for key in redis.scan_iter(match=f"{prefix}health:*")]
+    (health_key,) = keys
+    await redis.set(health_key, b"\xc1")
+    assert await store.get_health() is None
+    assert skipped.counts == {"signals:quality": 1, "signals:health": 1}
+    await store.set_quality(SignalReading({("p", "m"): 0.5}, NOW))  # a valid one: taken
+    reading = await store.get_quality()
+    assert reading is not None and reading.value == {("p", "m"): 0.5}
