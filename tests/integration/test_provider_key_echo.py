@@ -16,6 +16,7 @@ from sqlalchemy import select
 
 from gateway.db.budget_tables import response_cache
 from tests.integration.key_echo_support import KeyEchoUpstream
+from tests.support.fake_upstream import FakeUpstream
 from tests.support.gateway import (
     ADMIN_KEY,
     RunningGateway,
@@ -191,3 +192,25 @@ def test_a_cached_answer_holds_no_key_and_a_hit_answers_none(gateway: RunningGat
     for row in rows:
         _assert_no_key(json.dumps(row, default=str))
         assert row["response_model"] == "echo-[redacted]"
+
+
+@pytest.mark.parametrize(
+    ("sent", "relayed"),
+    [
+        (OPENAI_KEY, None),  # an echo of the key: dropped, never redacted into the header
+        ("soon, sk-upstream-secret-42", None),
+        ("0", "0"),
+        ("Wed, 21 Oct 2015 07:28:00 GMT", "Wed, 21 Oct 2015 07:28:00 GMT"),
+    ],
+)
+def test_an_upstream_retry_after_is_relayed_only_in_a_form_http_allows(
+    upstream: FakeUpstream, sqlite_url: str, sent: str, relayed: str | None
+) -> None:
+    upstream.behave("small-model", fail_always=429, retry_after=sent)
+    with running_gateway(gateway_yaml(upstream.url, sqlite_url)) as gateway:
+        with pytest.raises(openai.RateLimitError) as caught:
+            gateway.client().chat.completions.create(model="chat", messages=MESSAGES)
+        answer = caught.value.response
+        assert answer.headers.get("retry-after") == relayed
+        _assert_no_key(json.dumps(dict(answer.headers)) + answer.text)
+        assert upstream.calls["small-model"] == 3  # retried all the same (its own backoff)
