@@ -44,6 +44,7 @@ from gateway.pricing import format_usd, usd_json_number
 from gateway.telemetry.access import log_call, log_refused
 from gateway.telemetry.records import TelemetryRecord
 from gateway.upstream.base import Adapter, UpstreamCall, UpstreamReply
+from gateway.upstream.redaction import redact_key_bytes, redact_optional
 from gateway.usage.tokens import TokenCounter
 
 _ENCODER = msgspec.json.Encoder()
@@ -187,7 +188,7 @@ class Pipeline:
         )
         answer, plain = await self._answer_whole(ctx, reply, target, keep_plain=cacheable)
         if plain is not None:
-            kept = CachedAnswer(plain, reply.response_model)
+            kept = CachedAnswer(plain, ctx.record.response_model)
             await self._cache.store(configuration, ctx.request, ctx.api_key_id, kept)
         return answer
 
@@ -331,23 +332,24 @@ class Pipeline:
         record = ctx.record
         record.success = True
         record.http_status = 200
-        record.response_model = reply.response_model
-        record.upstream_model = upstream_model(target.model.name, reply.response_model)
+        key = target.provider.api_key  # echoed anywhere in the answer, it is redacted
+        record.response_model = redact_optional(reply.response_model, key)
+        record.upstream_model = upstream_model(target.model.name, record.response_model)
         headers = _served_headers(target)
         body = reply.body
         if reply.usage is None:
             await estimate_whole(record, ctx.request, target.model, self._counter, body)
-            plain = _ENCODER.encode(body)
+            plain = redact_key_bytes(_ENCODER.encode(body), key)
             return Answer(200, plain, headers), plain if keep_plain else None
         amount = account_reported(record, reply.usage, target.model)
         usage = body.get("usage")
         if amount is None or not isinstance(usage, dict):
-            plain = _ENCODER.encode(body)
+            plain = redact_key_bytes(_ENCODER.encode(body), key)
             return Answer(200, plain, headers), plain if keep_plain else None
-        kept = _ENCODER.encode(body) if keep_plain else None
+        kept = redact_key_bytes(_ENCODER.encode(body), key) if keep_plain else None
         usage["cost"] = usd_json_number(amount)
         headers["x-gateway-cost-usd"] = format_usd(amount)
-        return Answer(200, _ENCODER.encode(body), headers), kept
+        return Answer(200, redact_key_bytes(_ENCODER.encode(body), key), headers), kept
 
     def _answer_cached(
         self, ctx: CallContext, configuration: Configuration, hit: CachedAnswer

@@ -2,12 +2,14 @@
 
 Each upstream event goes out byte-identical as soon as it is complete, except the
 usage chunk the gateway asked for (stripped unless the client asked for it too,
-and then carrying ``cost``) and an upstream error event (re-encoded as an envelope
-without the provider key). A failure after the first byte ends the stream with
-an SSE error event and no ``[DONE]``: an upstream error event, an event that is not
-JSON (never passed on: the client's SDK would choke on it), an event larger than
-``server.maxUpstreamEventBytes`` (read no further), a cut. A client disconnect
-closes the upstream stream. Either way the call's row is recorded.
+and then carrying ``cost``), an upstream error event (re-encoded as an envelope
+without the provider key) and an event that holds the provider key (redacted: the
+decoder hands over whole events, so a key split across reads is seen whole). A
+failure after the first byte ends the stream with an SSE error event and no
+``[DONE]``: an upstream error event, an event that is not JSON (never passed on: the
+client's SDK would choke on it), an event larger than ``server.maxUpstreamEventBytes``
+(read no further), a cut. A client disconnect closes the upstream stream. Either way
+the call's row is recorded.
 
 The generated text is counted as it goes by (``TokenTally``), a buffer at a time in
 a counting thread, so that no stream keeps its text.
@@ -19,6 +21,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from decimal import Decimal
+from typing import Any
 
 import msgspec
 
@@ -33,6 +36,7 @@ from gateway.streaming.openai_stream import Observation, with_cost
 from gateway.streaming.responses_stream import ResponsesStreamTracker, with_response_cost
 from gateway.streaming.sse import EventTooLarge, RawEvent, encode_event
 from gateway.upstream.error_body import redact_json, stream_error_envelope
+from gateway.upstream.redaction import key_spellings, redact_bytes, redact_optional
 from gateway.usage.estimate import (
     INLINE_CHARS,
     count_text_bounded,
@@ -72,6 +76,8 @@ class StreamRelay:
         self._finish = finish
         self._include_usage = ctx.request.include_usage
         self._invalid = False  # an event that is not JSON ended the stream
+        api_key = target.provider.api_key
+        self._key = key_spellings(api_key) if api_key else ()
 
     async def run(self, emit: Emit) -> None:
         record = self.ctx.record
@@ -162,7 +168,7 @@ class StreamRelay:
     async def _forward(self, out: list[bytes], raw: RawEvent, seen: Observation | None) -> bool:
         """Queue one block's bytes on ``out``; False when it ends the stream."""
         if seen is None:  # keep-alive comment or empty block
-            out.append(raw.raw)
+            out.append(self._without_key(raw.raw, raw, None))
             return True
         tally = self._tracker.tally
         if tally.full:  # counted as it goes, so that none of it is kept
@@ -185,8 +191,24 @@ class StreamRelay:
                 block = with_cost(seen.chunk, amount)
         if self.ctx.record.time_to_first_token_ms is None and seen.has_content:
             self.ctx.record.time_to_first_token_ms = self.ctx.elapsed_ms()
-        out.append(block)
+        out.append(self._without_key(block, raw, seen.chunk))
         return True
+
+    def _without_key(self, block: bytes, raw: RawEvent, chunk: dict[str, Any] | None) -> bytes:
+        """``block`` with the provider key redacted: a search per spelling, rewritten only
+        when found. Data with ``\\u`` escapes may spell the key escaped: its decoded chunk,
+        re-encoded (msgspec writes ASCII as is), is looked at then. A one-byte search (memchr)
+        first: most events hold no backslash."""
+        spellings = self._key
+        if not spellings:
+            return block
+        escaped = block.find(b"\\") >= 0 and b"\\u" in block
+        if escaped and chunk is not None and block is raw.raw:
+            plain = _ENCODER.encode(chunk)
+            if spellings[0] in plain:
+                name = raw.event.event if raw.event is not None else None
+                return encode_event(redact_bytes(plain, spellings), name)
+        return redact_bytes(block, spellings)
 
     def _error_event(self, message: str, code: str) -> bytes:
         """The event the gateway ends a broken stream with: an OpenAI error envelope, or on
@@ -235,8 +257,9 @@ class StreamRelay:
     async def _account(self) -> None:
         """The row's usage: as reported, else estimated (awaiting only for large texts)."""
         record = self.ctx.record
-        record.response_model = self._tracker.model or record.response_model
-        record.upstream_model = upstream_model(self.target.model.name, self._tracker.model)
+        answered = redact_optional(self._tracker.model, self.target.provider.api_key)
+        record.response_model = answered or record.response_model
+        record.upstream_model = upstream_model(self.target.model.name, answered)
         model = self.target.model
         if self._tracker.usage is not None:
             account_reported(record, self._tracker.usage, model)

@@ -20,8 +20,8 @@ from typing import Any
 import msgspec
 
 from gateway.domain.errors import GatewayException, envelope, error_type_for
+from gateway.upstream.redaction import REDACTED, redact_key
 
-REDACTED = "[redacted]"
 MAX_DECODED_BYTES = 256 * 1024  # a small compressed body may inflate a thousandfold
 EXCERPT_CHARS = 200
 MESSAGE_CHARS = 1000
@@ -100,9 +100,8 @@ def _inflate(raw: bytes, wbits: int) -> bytes:
 
 
 def redact_text(text: str, api_key: str | None) -> str:
-    if api_key:
-        text = text.replace(api_key, REDACTED)
-    return _MASKED_KEY.sub(REDACTED, text)
+    """The provider key (``redact_key``), and any masked key, replaced."""
+    return _MASKED_KEY.sub(REDACTED, redact_key(text, api_key))
 
 
 def redact_json(value: Any, api_key: str | None) -> Any:

@@ -22,6 +22,7 @@ from gateway.domain.model import Provider
 from gateway.upstream.base import UpstreamCall
 from gateway.upstream.error_body import ErrorBody, openai_envelope, read_error_body
 from gateway.upstream.http import TRANSPORT_ERRORS, UpstreamHTTP, UpstreamResponse, body_chunks
+from gateway.upstream.retry import kept_retry_after
 
 MAX_ERROR_BODY = 64 * 1024
 _ENCODER = msgspec.json.Encoder()
@@ -95,7 +96,7 @@ async def http_error(
         f"upstream answered HTTP {response.status_code}",
         status=status,
         body=_ENCODER.encode(envelope),
-        retry_after=response.headers.get("retry-after"),
+        retry_after=kept_retry_after(response.headers.get("retry-after")),
     )
 
 

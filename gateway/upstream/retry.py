@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 from gateway.domain.errors import UpstreamError
 from gateway.domain.failures import SAME_PROVIDER_FUTILE
@@ -11,6 +12,12 @@ MAX_RETRY_AFTER_SECONDS = 30.0
 BASE_DELAY_SECONDS = 0.25
 MAX_BACKOFF_SECONDS = 8.0
 _RNG = random.Random()
+# What an upstream's Retry-After may be to be kept (and relayed with a final 429): seconds
+# (a fraction tolerated, as some upstreams send one) or an IMF-fixdate (RFC 9110).
+_RETRY_AFTER = re.compile(
+    r"\d{1,10}(\.\d{1,6})?|[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT",
+    re.ASCII,
+)
 
 
 def should_retry(error: UpstreamError, attempt: int, max_retries: int) -> bool:
@@ -37,6 +44,15 @@ def retry_delay(attempt: int, retry_after: str | None, rng: random.Random | None
     base = min(BASE_DELAY_SECONDS * (2.0**attempt), MAX_BACKOFF_SECONDS)
     jitter = (rng or _RNG).uniform(0, base / 4)
     return base + jitter
+
+
+def kept_retry_after(value: str | None) -> str | None:
+    """An upstream's Retry-After in a form HTTP allows, else None: anything else (a text, a
+    key the upstream echoes) would reach the client verbatim in the final 429's header."""
+    if value is None:
+        return None
+    value = value.strip()
+    return value if _RETRY_AFTER.fullmatch(value) else None
 
 
 def _parse_retry_after(value: str | None) -> float | None:

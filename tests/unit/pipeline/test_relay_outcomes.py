@@ -87,7 +87,7 @@ class Client:
 
 
 async def _relay(
-    chunks: list[Chunk], *, include_usage: bool = False
+    chunks: list[Chunk], *, include_usage: bool = False, api_key: str = KEY
 ) -> tuple[StreamRelay, Upstream, list[CallContext]]:
     body: dict[str, Any] = {"model": "chat", "stream": True, "messages": [{"role": "user"}]}
     if include_usage:
@@ -96,7 +96,7 @@ async def _relay(
     ctx = CallContext(request, None, "call-1", time.monotonic() + 60)
     price = Price(input=Decimal("1"), output=Decimal("2"))
     model = Model(id="m", provider="p", name="gpt-4o-mini", price=price)
-    provider = Provider(id="p", adapter=AdapterType.OPENAI, base_url="http://x", api_key=KEY)
+    provider = Provider(id="p", adapter=AdapterType.OPENAI, base_url="http://x", api_key=api_key)
     configuration = Configuration(id="chat", mode=ConfigurationMode.FIXED, model="m")
     upstream = Upstream(chunks)
     tracker = counting_tracker(COUNTER, model.name)
@@ -225,3 +225,53 @@ async def test_an_answer_that_cannot_start_closes_the_upstream_and_records_the_c
     await relay.abandon()
     assert relay.ctx.record.error_class is ErrorClass.CLIENT_DISCONNECTED
     assert upstream.closed and finished == [relay.ctx]
+
+
+def _echo(content: str, model: str) -> bytes:
+    choice = {"index": 0, "delta": {"content": content}, "finish_reason": None}
+    return _data({"id": "c1", "model": model, "choices": [choice]})
+
+
+async def test_the_provider_key_split_across_reads_is_redacted_in_each_event() -> None:
+    echoed = _echo(f"key {KEY}.", f"gpt-{KEY}")
+    cut = echoed.index(KEY.encode()) + 5  # the first read ends inside the key
+    chunks: list[Chunk] = [echoed[:cut], echoed[cut:], _delta("ok", finish="stop"), DONE]
+    relay, _, _ = await _relay(chunks)
+    client = Client()
+    await relay.run(client.emit)
+    sent = b"".join(client.received)
+    assert KEY.encode() not in sent
+    assert sent == _echo("key [redacted].", "gpt-[redacted]") + _delta("ok", "stop") + DONE
+    record = relay.ctx.record
+    assert record.success and record.response_model == "gpt-[redacted]"
+    assert record.upstream_model == "gpt-[redacted]"
+
+
+async def test_a_usage_chunk_given_its_cost_and_a_comment_are_redacted_too() -> None:
+    usage = {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}
+    last = _data({"id": "c1", "model": KEY, "choices": [], "usage": usage})
+    chunks: list[Chunk] = [f": ping {KEY}\n\n".encode(), _delta("Hi", "stop"), last, DONE]
+    relay, _, _ = await _relay(chunks, include_usage=True)
+    client = Client()
+    await relay.run(client.emit)
+    sent = b"".join(client.received).decode()
+    assert KEY not in sent and sent.startswith(": ping [redacted]\n\n")
+    assert json.loads(client.events()[-2])["usage"]["cost"] == 0.000005
+
+
+@pytest.mark.parametrize(
+    ("api_key", "spelt"),
+    [
+        (KEY, "\\u0073" + KEY[1:]),  # an escaped first letter
+        ("sk-a/b/c-secret", "sk-a\\/b\\/c-secret"),  # JSON's optional escape of "/"
+        ("sk-a/b/c-secret", "\\u0073k-a\\/b\\/c-secret"),
+    ],
+)
+async def test_a_key_spelt_with_json_escapes_is_redacted(api_key: str, spelt: str) -> None:
+    raw = _echo("KEY", "gpt-4o-mini").replace(b"KEY", spelt.encode())
+    relay, _, _ = await _relay([raw, _delta("", "stop"), DONE], api_key=api_key)
+    client = Client()
+    await relay.run(client.emit)
+    sent = b"".join(client.received).decode()
+    assert api_key.removeprefix("sk-") not in sent and spelt not in sent
+    assert json.loads(client.events()[0])["choices"][0]["delta"]["content"] == "[redacted]"

@@ -12,6 +12,7 @@ from gateway.upstream.retry import (
     BASE_DELAY_SECONDS,
     MAX_BACKOFF_SECONDS,
     MAX_RETRY_AFTER_SECONDS,
+    kept_retry_after,
     retry_delay,
     should_retry,
     why_not_retried,
@@ -85,3 +86,11 @@ def test_the_jitter_comes_from_the_generator_given() -> None:
     assert retry_delay(3, None, random.Random(7)) == retry_delay(3, None, random.Random(7))
     delays = {retry_delay(3, None, random.Random(seed)) for seed in range(20)}
     assert len(delays) > 1
+
+
+def test_only_a_retry_after_http_allows_is_kept() -> None:
+    assert kept_retry_after(" 7 ") == "7" and kept_retry_after("0.5") == "0.5"
+    date = "Wed, 21 Oct 2015 07:28:00 GMT"
+    assert kept_retry_after(date) == date
+    for odd in ("sk-upstream-secret-42", "7 sk-x", "-1", "١٢", "", None, "9" * 11):
+        assert kept_retry_after(odd) is None
