@@ -11,9 +11,9 @@ retried with exponential backoff, and only after ``retry_attempts`` is it
 dropped and counted. A batch the database refuses for a value of one row (out
 of range, a constraint: ``db.failures.is_rejected_value``) is not retried: it is
 split in halves, again and again, so every other row is written and only that
-row is set aside, logged by its request id and counted as dropped. While the batch waits, new records queue up to
-``max_queue``; beyond that they are dropped and counted too. Retention (deleting
-old rows) is :class:`gateway.telemetry.retention.Retention`'s.
+row is set aside, logged by its request id and counted as dropped. While the
+batch waits, new records queue up to ``max_queue``; beyond that they are dropped
+and counted too. Retention (deleting old rows) is :class:`gateway.telemetry.retention.Retention`'s.
 """
 
 from __future__ import annotations
