@@ -7,7 +7,7 @@ database's reach, and a caller who could provoke one would pass every budget.
 
 from __future__ import annotations
 
-from sqlalchemy.exc import DBAPIError, DisconnectionError
+from sqlalchemy.exc import DataError, DBAPIError, DisconnectionError, IntegrityError, StatementError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 # PostgreSQL SQLSTATEs: class 08 (connection exception), class 28 (the login refused),
@@ -19,6 +19,9 @@ _PG_CODES = frozenset({"3D000", "53300", "57P01", "57P02", "57P03"})
 _MYSQL_CODES = frozenset(
     {1040, 1044, 1045, 1049, 1053, 1129, 1927, 2002, 2003, 2005, 2006, 2013, 2055, 4031}
 )
+# PostgreSQL SQLSTATE classes of a refused value: 22 data exception, 23 integrity violation.
+_PG_VALUE_CLASSES = ("22", "23")
+_VALUE_ERRORS = (ValueError, TypeError, OverflowError)
 # SQLite primary result codes: the file cannot be opened, or the lock wait timed out.
 _SQLITE_BUSY = 5
 _SQLITE_CANTOPEN = 14
@@ -63,3 +66,28 @@ def _is_down_code(original: BaseException | None) -> bool:
         return sqlite_code & 0xFF in (_SQLITE_BUSY, _SQLITE_CANTOPEN)
     args: tuple[object, ...] = tuple(getattr(original, "args", ()))
     return bool(args) and isinstance(args[0], int) and args[0] in _MYSQL_CODES
+
+
+def is_rejected_value(error: BaseException) -> bool:
+    """The database (or the driver, binding it) refused a value of the statement: out of
+    range, wrong type, a constraint. Another row would pass; retrying this one never will.
+
+    Other statement errors (a missing table while a migration runs, a syntax error) are
+    not: they fail every row alike, and are retried as an outage is.
+    """
+    if is_connection_failure(error):
+        return False
+    if isinstance(error, DataError | IntegrityError):
+        return True
+    if isinstance(error, DBAPIError):
+        original = error.orig
+        sqlstate = getattr(original, "sqlstate", None) or getattr(original, "pgcode", None)
+        if isinstance(sqlstate, str) and sqlstate[:2] in _PG_VALUE_CLASSES:
+            return True
+        # asyncpg refuses a value while encoding it (its DataError is a ValueError), and
+        # SQLAlchemy's adaptor wraps it in a plain DBAPIError.
+        cause = getattr(original, "__cause__", None)
+        return isinstance(original, _VALUE_ERRORS) or isinstance(cause, _VALUE_ERRORS)
+    if isinstance(error, StatementError):  # raised binding a value, before the database
+        return True
+    return isinstance(error, _VALUE_ERRORS)

@@ -11,6 +11,8 @@ class UsageSource(StrEnum):
 
     PROVIDER = "provider"  # the upstream reported usage
     ESTIMATED = "estimated"  # something answered without usage: the gateway counted
+    # The upstream reported usage no call can reach (usage/sanity.py): the gateway counted.
+    INVALID = "invalid"
     NONE = "none"  # nothing answered, or the cache did
 
 

@@ -6,16 +6,29 @@ same way whichever path served it.
 
 from __future__ import annotations
 
+import logging
 from decimal import Decimal
 from typing import Any
 
-from gateway.domain.model import Model
+from gateway.domain.model import Endpoint, Model
 from gateway.domain.usage import TokenCount, Usage, UsageSource
 from gateway.inbound import InboundRequest
 from gateway.pricing import cost
 from gateway.telemetry.records import TelemetryRecord
 from gateway.usage.estimate import prompt_tokens, text_tokens
+from gateway.usage.sanity import input_bound, plausible
 from gateway.usage.tokens import TokenCounter
+
+log = logging.getLogger(__name__)
+
+
+def log_invalid_usage(request_id: str, model_id: str) -> None:
+    log.warning(
+        "call %s: model %s reported usage no call can reach; the estimate is recorded "
+        "and charged instead (usage_source 'invalid')",
+        request_id,
+        model_id,
+    )
 
 
 def account_reported(record: TelemetryRecord, usage: Usage, model: Model) -> Decimal | None:
@@ -28,14 +41,31 @@ def account_reported(record: TelemetryRecord, usage: Usage, model: Model) -> Dec
     return amount
 
 
+def believable(usage: Usage, request: InboundRequest) -> bool:
+    """Whether the reported usage can be true of this request (usage/sanity.py)."""
+    output = request.max_tokens
+    if output is not None:
+        choices = request.count_of("n")
+        if request.endpoint is Endpoint.COMPLETIONS:
+            choices = max(choices, request.count_of("best_of"))
+        output *= max(choices, 1)
+    return plausible(usage, input_bound(request.body, request.body_bytes), output)
+
+
 def account_estimated(
-    record: TelemetryRecord, model: Model, prompt: TokenCount, output: TokenCount
+    record: TelemetryRecord,
+    model: Model,
+    prompt: TokenCount,
+    output: TokenCount,
+    *,
+    invalid: bool = False,
 ) -> None:
-    """No usage came back: tokens and cost stay NULL; the estimate goes to usage_daily."""
+    """No usage came back (or none to believe, ``invalid``): tokens and cost stay NULL; the
+    estimate goes to usage_daily and the budgets."""
     record.estimated_input_tokens = prompt.tokens
     record.estimated_output_tokens = output.tokens
     record.estimated_cost = cost(Usage(prompt.tokens, output.tokens), model.price)
-    record.usage_source = UsageSource.ESTIMATED
+    record.usage_source = UsageSource.INVALID if invalid else UsageSource.ESTIMATED
 
 
 async def estimate_whole(
@@ -44,11 +74,13 @@ async def estimate_whole(
     model: Model,
     counter: TokenCounter,
     body: dict[str, Any],
+    *,
+    invalid: bool = False,
 ) -> None:
     """A whole answer without usage: its prompt (memoised) and output estimated."""
     prompt = await prompt_tokens(counter, request, model.name)
     output = await text_tokens(counter, output_text_of(body), model.name)
-    account_estimated(record, model, prompt, output)
+    account_estimated(record, model, prompt, output, invalid=invalid)
 
 
 def output_text_of(body: dict[str, Any]) -> str:

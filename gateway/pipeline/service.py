@@ -33,7 +33,12 @@ from gateway.hooks import (
     ResponseCache,
 )
 from gateway.inbound import InboundRequest
-from gateway.pipeline.accounting import account_reported, estimate_whole
+from gateway.pipeline.accounting import (
+    account_reported,
+    believable,
+    estimate_whole,
+    log_invalid_usage,
+)
 from gateway.pipeline.attempts import Attempts, FallbackAdmission
 from gateway.pipeline.context import CallContext, Target, note_decision, note_fixed, trail_of
 from gateway.pipeline.measures import finish_measures, upstream_model
@@ -337,8 +342,14 @@ class Pipeline:
         record.upstream_model = upstream_model(target.model.name, record.response_model)
         headers = _served_headers(target)
         body = reply.body
-        if reply.usage is None:
-            await estimate_whole(record, ctx.request, target.model, self._counter, body)
+        invalid = reply.usage is not None and not believable(reply.usage, ctx.request)
+        if invalid:
+            log_invalid_usage(ctx.request_id, target.model.id)
+        if reply.usage is None or invalid:
+            request = ctx.request
+            await estimate_whole(
+                record, request, target.model, self._counter, body, invalid=invalid
+            )
             plain = redact_key_bytes(_ENCODER.encode(body), key)
             return Answer(200, plain, headers), plain if keep_plain else None
         amount = account_reported(record, reply.usage, target.model)

@@ -27,7 +27,12 @@ import msgspec
 
 from gateway.domain.errors import UNEXPECTED_MESSAGE, UpstreamError, envelope
 from gateway.domain.failures import ErrorClass, FailureKind
-from gateway.pipeline.accounting import account_estimated, account_reported
+from gateway.pipeline.accounting import (
+    account_estimated,
+    account_reported,
+    believable,
+    log_invalid_usage,
+)
 from gateway.pipeline.context import CallContext, Target
 from gateway.pipeline.measures import upstream_model
 from gateway.pipeline.stream_open import OpenedStream, close_stream
@@ -250,8 +255,8 @@ class StreamRelay:
 
     def _cost(self) -> Decimal | None:
         usage = self._tracker.usage
-        if usage is None:
-            return None
+        if usage is None or not believable(usage, self.ctx.request):
+            return None  # no cost of figures not believed: the row holds the estimate
         return cost(usage, self.target.model.price)
 
     async def _account(self) -> None:
@@ -261,10 +266,14 @@ class StreamRelay:
         record.response_model = answered or record.response_model
         record.upstream_model = upstream_model(self.target.model.name, answered)
         model = self.target.model
-        if self._tracker.usage is not None:
-            account_reported(record, self._tracker.usage, model)
-            return
         request = self.ctx.request
+        usage = self._tracker.usage
+        invalid = usage is not None and not believable(usage, request)
+        if usage is not None and not invalid:
+            account_reported(record, usage, model)
+            return
+        if invalid:
+            log_invalid_usage(self.ctx.request_id, model.id)
         prompt = known_prompt_tokens(self._counter, request, model.name)
         try:
             if self._tracker.tally.backlog_chars > INLINE_CHARS:
@@ -274,9 +283,11 @@ class StreamRelay:
         except asyncio.CancelledError:
             # Hung up while counting: sizes stand in for what was not counted.
             prompt = prompt or prompt_upper_bound(request)
-            account_estimated(record, model, prompt, self._tracker.estimate_output_tokens())
+            output = self._tracker.estimate_output_tokens()
+            account_estimated(record, model, prompt, output, invalid=invalid)
             raise
-        account_estimated(record, model, prompt, self._tracker.estimate_output_tokens())
+        output = self._tracker.estimate_output_tokens()
+        account_estimated(record, model, prompt, output, invalid=invalid)
 
 
 async def _flush(emit: Emit, out: list[bytes]) -> None:

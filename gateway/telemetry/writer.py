@@ -8,9 +8,12 @@ executemany and upserts their ``usage_daily`` and rollup increments (hourly:
 daily: ``telemetry_daily``, ``telemetry_daily_histogram``) in the same
 transaction. A database outage never fails a call: a failed batch is kept and
 retried with exponential backoff, and only after ``retry_attempts`` is it
-dropped and counted. While the batch waits, new records queue up to
-``max_queue``; beyond that they are dropped and counted too. Retention (deleting
-old rows) is :class:`gateway.telemetry.retention.Retention`'s.
+dropped and counted. A batch the database refuses for a value of one row (out
+of range, a constraint: ``db.failures.is_rejected_value``) is not retried: it is
+split in halves, again and again, so every other row is written and only that
+row is set aside, logged by its request id and counted as dropped. While the
+batch waits, new records queue up to ``max_queue``; beyond that they are dropped
+and counted too. Retention (deleting old rows) is :class:`gateway.telemetry.retention.Retention`'s.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from sqlalchemy import String
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.db.engine import describe_error
+from gateway.db.failures import is_rejected_value
 from gateway.db.tables import telemetry
 from gateway.tasks import Supervisor
 from gateway.telemetry.records import TelemetryRecord, to_row
@@ -113,6 +117,7 @@ class TelemetryWriter:
         self.written = 0
         self.dropped = 0
         self.failed_batches = 0
+        self.rejected = 0  # rows set aside for a value the database refused (in dropped too)
 
     @property
     def queue_depth(self) -> int:
@@ -194,30 +199,61 @@ class TelemetryWriter:
         return [self._queue.popleft() for _ in range(count)]
 
     async def _write(self, batch: list[TelemetryRecord]) -> None:
+        """Write the batch; a value the database refuses costs only its own row: the part
+        that failed is split in halves until the row is found and set aside."""
         if not batch:
             return
         self._in_flight = len(batch)
+        written = 0
+        parts = [batch]
+        while parts:
+            part = parts.pop()
+            failure = await self._insert_retrying(part)
+            if failure is None:
+                written += len(part)
+            elif not is_rejected_value(failure):
+                lost = len(part) + sum(map(len, parts))
+                log.error(
+                    "telemetry: dropped %d rows after %d attempts (%s)",
+                    lost,
+                    self._retry_attempts,
+                    describe_error(failure),
+                )
+                break
+            elif len(part) > 1:
+                half = len(part) // 2
+                parts += [part[half:], part[:half]]  # the first half is written first
+            else:
+                self._set_aside(part[0], failure)
+        await self._settle(written, written=True)
+        await self._settle(len(batch) - written, written=False)
+
+    async def _insert_retrying(self, part: list[TelemetryRecord]) -> Exception | None:
+        """None once written; the error of a refused value at once; else the last error
+        after ``retry_attempts`` (an outage, or a statement that fails every row)."""
         delay = self._retry_delay
         for attempt in range(1, self._retry_attempts + 1):
             try:
-                await self._insert(batch)
+                await self._insert(part)
             except Exception as exc:  # the boundary: no database failure reaches a call
                 self.failed_batches += 1
-                if attempt == self._retry_attempts:
-                    log.error(
-                        "telemetry: dropped %d rows after %d attempts (%s)",
-                        len(batch),
-                        attempt,
-                        describe_error(exc),
-                    )
-                    break
+                if is_rejected_value(exc) or attempt == self._retry_attempts:
+                    return exc
                 log.warning("telemetry: batch write failed, retrying (%s)", describe_error(exc))
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, self._retry_max_delay)
             else:
-                await self._settle(len(batch), written=True)
-                return
-        await self._settle(len(batch), written=False)
+                return None
+        return None  # retry_attempts < 1: nothing tried, nothing to report
+
+    def _set_aside(self, record: TelemetryRecord, error: Exception) -> None:
+        """One row the database refuses: logged by its request id (never its content)."""
+        self.rejected += 1
+        log.error(
+            "telemetry: row of call %s set aside, the database refused a value (%s)",
+            record.request_id[:128],
+            describe_error(error),
+        )
 
     async def _insert(self, batch: list[TelemetryRecord]) -> None:
         rows = [to_row(record, self._limits) for record in batch]

@@ -26,8 +26,9 @@ from typing import Any, Protocol, TypeVar
 
 from gateway.domain.model import Endpoint
 from gateway.domain.usage import TokenCount
+from gateway.usage.prompt import count_request_tokens
 from gateway.usage.tally import exact_cut, utf8_size
-from gateway.usage.tokens import TextCounter, TokenCounter, count_request_tokens
+from gateway.usage.tokens import TextCounter, TokenCounter
 
 INLINE_CHARS = 16 * 1024
 EXACT_CHARS = 1024 * 1024

@@ -23,21 +23,14 @@ import hashlib
 import os
 import tempfile
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
-import msgspec
 import tiktoken
 from tiktoken_ext import openai_public  # type: ignore[import-untyped]
 
-from gateway.domain.model import Endpoint
 from gateway.usage.tally import count_sliced
-
-# tiktoken's per-message framing, from OpenAI's cookbook "How to count tokens".
-TOKENS_PER_MESSAGE = 3
-TOKENS_PER_NAME = 1
-TOKENS_REPLY_PRIMING = 3
 
 _O200K_PREFIXES = ("gpt-4o", "chatgpt-4o", "o1", "o3", "o4", "gpt-4.1", "gpt-4.5", "gpt-5")
 # OpenAI's earlier models (checked after the prefixes above: "gpt-4o" starts with "gpt-4").
@@ -248,129 +241,3 @@ def load_warning(counter: TokenCounter) -> str | None:
     if isinstance(counter, TiktokenCounter):
         return fallback_warning(counter.missing_encodings())
     return fallback_warning(ENCODING_FILES)
-
-
-def count_request_tokens(
-    counter: TextCounter, body: Mapping[str, Any], endpoint: Endpoint, model_name: str
-) -> int:
-    """Estimated prompt tokens of a request body sent to ``endpoint``.
-
-    Embeddings count ``input``, completions ``prompt``, /v1/responses ``instructions``,
-    ``input`` (and ``tools``); chat completions (plain, tools, vision, streamed) count
-    ``messages`` (and ``tools``).
-    """
-    if endpoint is Endpoint.RESPONSES:
-        return _count_responses(counter, body, model_name)
-    if endpoint is Endpoint.EMBEDDINGS:
-        return _count_prompt(counter, body.get("input"), model_name)
-    if endpoint is Endpoint.COMPLETIONS:
-        prompt = body.get("prompt")
-        if prompt is None:  # OpenAI's default prompt "<|endoftext|>": one special token
-            return 1
-        return _count_prompt(counter, prompt, model_name)
-    return _count_chat(counter, body, model_name)
-
-
-def _count_prompt(counter: TextCounter, prompt: Any, model_name: str) -> int:
-    """A string, a list of strings, a token array or a list of token arrays."""
-    if isinstance(prompt, str):
-        return counter.count_text(prompt, model_name)
-    if not isinstance(prompt, list):
-        return 0
-    total = 0
-    for item in prompt:
-        if isinstance(item, str):
-            total += counter.count_text(item, model_name)
-        elif isinstance(item, int):
-            total += 1  # one token id
-        elif isinstance(item, list):
-            total += len(item)  # a token array
-    return total
-
-
-def _count_chat(counter: TextCounter, body: Mapping[str, Any], model_name: str) -> int:
-    messages = body.get("messages")
-    if not isinstance(messages, list):
-        return 0
-    total = TOKENS_REPLY_PRIMING
-    for message in messages:
-        if not isinstance(message, Mapping):
-            continue
-        total += TOKENS_PER_MESSAGE
-        for text in _message_texts(message):
-            total += counter.count_text(text, model_name)
-        if isinstance(message.get("name"), str):
-            total += TOKENS_PER_NAME
-    tools = body.get("tools")
-    if isinstance(tools, list) and tools:
-        # The upstream renders tool schemas its own way; their JSON is a fair proxy.
-        total += counter.count_text(_json_text(tools), model_name)
-    return total
-
-
-def _count_responses(counter: TextCounter, body: Mapping[str, Any], model_name: str) -> int:
-    """/v1/responses: ``instructions`` and each ``input`` item framed as a chat message is
-    (a string ``input`` is one user message), plus the tools' JSON."""
-    total = TOKENS_REPLY_PRIMING
-    instructions = body.get("instructions")
-    if isinstance(instructions, str):
-        total += TOKENS_PER_MESSAGE + counter.count_text(instructions, model_name)
-    items = body.get("input")
-    if isinstance(items, str):
-        total += TOKENS_PER_MESSAGE + counter.count_text(items, model_name)
-    elif isinstance(items, list):
-        for item in items:
-            if isinstance(item, Mapping):
-                total += TOKENS_PER_MESSAGE
-                total += sum(counter.count_text(t, model_name) for t in _item_texts(item))
-    tools = body.get("tools")
-    if isinstance(tools, list) and tools:
-        total += counter.count_text(_json_text(tools), model_name)
-    return total
-
-
-def _item_texts(item: Mapping[str, Any]) -> Iterable[str]:
-    """The texts of one Responses input item: a message's, a function call's name and
-    arguments, a function call output."""
-    for key in ("role", "name", "arguments"):
-        value = item.get(key)
-        if isinstance(value, str):
-            yield value
-    for key in ("content", "output"):
-        value = item.get(key)
-        if isinstance(value, str):
-            yield value
-        elif isinstance(value, list):
-            for part in value:
-                if isinstance(part, Mapping) and isinstance(part.get("text"), str):
-                    yield part["text"]
-
-
-def _json_text(value: Any) -> str:
-    try:
-        return msgspec.json.encode(value).decode()
-    except (msgspec.EncodeError, TypeError, UnicodeDecodeError):
-        return ""  # not JSON data: nothing sensible to count
-
-
-def _message_texts(message: Mapping[str, Any]) -> Iterable[str]:
-    for key in ("role", "name"):
-        value = message.get(key)
-        if isinstance(value, str):
-            yield value
-    content = message.get("content")
-    if isinstance(content, str):
-        yield content
-    elif isinstance(content, list):
-        # Text parts only: images are priced by the upstream in its own units.
-        for part in content:
-            if isinstance(part, Mapping) and isinstance(part.get("text"), str):
-                yield part["text"]
-    tool_calls = message.get("tool_calls")
-    if isinstance(tool_calls, list):
-        for call in tool_calls:
-            function = call.get("function") if isinstance(call, Mapping) else None
-            if isinstance(function, Mapping):
-                for key in ("name", "arguments"):
-                    if isinstance(function.get(key), str):
-                        yield function[key]

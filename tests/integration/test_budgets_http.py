@@ -15,7 +15,8 @@ from gateway.budgets import DatabaseBudgets
 from gateway.budgets.figures import ONE_REQUEST
 from gateway.budgets.windows import budget_lines
 from gateway.domain.model import Endpoint
-from gateway.usage.tokens import count_request_tokens, make_default_counter
+from gateway.usage.prompt import count_request_tokens
+from gateway.usage.tokens import make_default_counter
 from tests.integration.budget_support import (
     HTTP_BACKENDS,
     MESSAGES,

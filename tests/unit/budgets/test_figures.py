@@ -30,7 +30,8 @@ from gateway.domain.model import (
 from gateway.domain.settings import ApiKey
 from gateway.inbound import InboundRequest, parse_inbound
 from gateway.telemetry.records import TelemetryRecord
-from gateway.usage.tokens import CharEstimateCounter, count_request_tokens
+from gateway.usage.prompt import count_request_tokens
+from gateway.usage.tokens import CharEstimateCounter
 
 COUNTER = CharEstimateCounter()
 NOW = datetime(2026, 11, 29, 18, 0, tzinfo=UTC)

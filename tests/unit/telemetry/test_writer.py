@@ -233,3 +233,18 @@ async def test_batches_of_many_sizes_prepare_a_few_statements(tmp_path: Path) ->
         await writer.stop()
         await engine.dispose()
     assert len(shapes) <= MAX_PIECE.bit_length()  # 1, 2, 4, 8, 16, 32
+
+
+async def test_one_row_the_database_refuses_costs_only_that_row(engine: AsyncEngine) -> None:
+    """10**19 fits no BIGINT column: its row is set aside at once, every other row of the
+    batch (and its usage_daily increments) is written, and the drop is counted."""
+    writer = TelemetryWriter(engine, WriterSettings(retry_delay=30.0, retry_attempts=2))
+    for index in range(9):
+        tokens = 10**19 if index == 6 else 10
+        writer.submit(make_record(request_id=f"r{index}", actual_input_tokens=tokens))
+    await writer.flush()  # a retry would sleep 30 s: a refused value is never retried
+    rows = await _rows(engine, telemetry)
+    assert sorted(row["correlation_id"] for row in rows) == [f"r{i}" for i in range(9) if i != 6]
+    assert (writer.written, writer.dropped, writer.rejected) == (8, 1, 1)
+    [daily] = await _rows(engine, usage_daily)
+    assert (daily["requests"], daily["input_tokens"]) == (8, 80)

@@ -21,8 +21,9 @@ from gateway.usage.estimate import (
     prompt_upper_bound,
     text_tokens,
 )
+from gateway.usage.prompt import count_request_tokens
 from gateway.usage.tally import utf8_size
-from gateway.usage.tokens import CharEstimateCounter, TiktokenCounter, count_request_tokens
+from gateway.usage.tokens import CharEstimateCounter, TiktokenCounter
 from tests.support.counters import WatchedCounter
 
 CHARS = CharEstimateCounter()

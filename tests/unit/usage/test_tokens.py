@@ -13,11 +13,11 @@ import tiktoken
 
 from gateway.domain.model import Endpoint
 from gateway.usage import tokens
+from gateway.usage.prompt import count_request_tokens
 from gateway.usage.tokens import (
     CharEstimateCounter,
     TiktokenCounter,
     TokenCounter,
-    count_request_tokens,
     encoding_name_for,
     make_default_counter,
 )
@@ -210,7 +210,7 @@ def test_chat_exact_count_with_tiktoken(tiktoken_encodings: Path) -> None:
         ([[1, 2], [3, 4, 5]], 5),
         ([], 0),
         (None, 0),
-        (42, 0),
+        (42, 2),  # not text: counted by its size, the JSON `42`
     ],
 )
 def test_embeddings_input_shapes(value: Any, count: int) -> None:
@@ -231,9 +231,11 @@ def test_a_null_prompt_counts_as_the_default_prompt_token() -> None:
 
 
 def test_malformed_chat_body_counts_what_it_can() -> None:
-    assert count_request_tokens(_WordCounter(), {"messages": "nope"}, Endpoint.CHAT, "m") == 0
+    # What is not text counts by the size of its JSON: `"messages":"nope"` is 17 bytes.
+    assert count_request_tokens(_WordCounter(), {"messages": "nope"}, Endpoint.CHAT, "m") == 17
     body = {"messages": [None, "x", {"role": 5, "content": {"a": 1}}]}
-    assert count_request_tokens(_WordCounter(), body, Endpoint.CHAT, "m") == 3 + 3
+    # priming 3; null 0; `"x"` 3; 3 + `"role":5` 8 + `"content":{"a":1}` 17
+    assert count_request_tokens(_WordCounter(), body, Endpoint.CHAT, "m") == 3 + 3 + 3 + 8 + 17
 
 
 SAMPLES = [
@@ -316,8 +318,6 @@ def test_a_test_needing_exact_counts_fails_naming_tiktoken_and_the_variable(
 
 
 def test_responses_count_instructions_input_items_and_tools() -> None:
-    from gateway.usage.tokens import CharEstimateCounter, count_request_tokens
-
     counter = CharEstimateCounter()  # ceil(len / 4): easy to check by hand
     body = {
         "instructions": "abcdefgh",  # 2
@@ -330,6 +330,7 @@ def test_responses_count_instructions_input_items_and_tools() -> None:
     }
     tools = (len('[{"type":"function","name":"f"}]') + 3) // 4
     # Reply priming 3, and 3 per message: instructions and each item.
-    expected = 3 + (3 + 2) + (3 + 1 + 1) + (3 + 1 + 1) + (3 + 2) + tools
+    call_id = len('"call_id":"c"')  # not text: counted by its size
+    expected = 3 + (3 + 2) + (3 + 1 + 1) + (3 + 1 + 1) + (3 + 2 + call_id) + tools
     assert count_request_tokens(counter, body, Endpoint.RESPONSES, "m") == expected
     assert count_request_tokens(counter, {"input": "abcd"}, Endpoint.RESPONSES, "m") == 3 + 3 + 1
