@@ -5,7 +5,9 @@ Alembic runs this file for every command. The URL comes, in order, from the
 ``alembic`` command line, ``sqlalchemy.url`` in an ini file, or the
 ``GATEWAY_DATABASE_URL`` environment variable. A caller that already holds a
 connection (an async caller inside ``run_sync``) passes it as the
-``connection`` attribute and no engine is made here.
+``connection`` attribute and no engine is made here; it holds the migration lock
+(``gateway.db.migrate_lock``) itself. A list as the ``applied`` attribute receives
+each revision applied by an upgrade, in order.
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ import asyncio
 import os
 
 from alembic import context
+from alembic.runtime.migration import MigrationInfo
 from sqlalchemy.engine import Connection
 
 import gateway.db.tables  # noqa: F401  (registers the tables on the metadata)
 from gateway.db.base import metadata
 from gateway.db.engine import create_engine
+from gateway.db.migrate_lock import migration_lock
 
 
 def _url() -> str:
@@ -34,6 +38,12 @@ def _url() -> str:
     return str(url)
 
 
+def _record_applied(*, step: MigrationInfo, **_: object) -> None:
+    applied = context.config.attributes.get("applied")
+    if isinstance(applied, list) and step.is_upgrade and step.up_revision_id:
+        applied.append(step.up_revision_id)
+
+
 def _configure(connection: Connection) -> None:
     context.configure(
         connection=connection,
@@ -41,6 +51,7 @@ def _configure(connection: Connection) -> None:
         compare_type=True,
         # SQLite cannot ALTER most things; later migrations get batch mode for free.
         render_as_batch=connection.dialect.name == "sqlite",
+        on_version_apply=_record_applied,
     )
     with context.begin_transaction():
         context.run_migrations()
@@ -49,7 +60,8 @@ def _configure(connection: Connection) -> None:
 async def _run_async(url: str) -> None:
     engine = create_engine(url)
     try:
-        async with engine.connect() as connection:
+        async with engine.connect() as connection, migration_lock(connection):
+            # Under the lock: a process that waited reads the revision the first left.
             await connection.run_sync(_configure)
             await connection.commit()
     finally:

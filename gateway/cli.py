@@ -28,6 +28,7 @@ from gateway.domain.settings import GatewayConfig
 log = logging.getLogger("gateway")
 CONFIG_ENV = "GATEWAY_CONFIG"
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"  # prometheus_client's multiprocess mode
+_UP_TO_DATE = "database schema is up to date"
 NO_KEY = (
     "refusing to start: no gateway key is configured. Either add keys under auth.keys, "
     'e.g. `keys: [{id: alice, key: "${ALICE_KEY}"}]` (or a keyHash that '
@@ -197,10 +198,12 @@ def _db_upgrade(args: argparse.Namespace) -> int:
     config = _load(args.config)
     if config is None:
         return 1
-    from gateway.db.migrate import upgrade
+    from gateway.db.migrate import head_revision, revision_title, upgrade
 
-    upgrade(config.database.url)
-    print("database schema is up to date")
+    applied = upgrade(config.database.url)
+    for revision in applied:  # in the order they ran
+        print(f"applied {revision}: {revision_title(revision)}")
+    print(f"database schema is at {head_revision()}" if applied else _UP_TO_DATE)
     return 0
 
 

@@ -12,8 +12,10 @@ answer. This protocol adds, per connection:
 - an idle timeout between requests (keep-alive) and while a body stalls;
 - a cap on open connections: past it, requests are answered 503;
 - a lingering close: an answer that ends a connection whose request is still
-  arriving half-closes it and discards what the client still sends (within a
-  byte and time bound) before closing, so the client reads the answer.
+  arriving half-closes it and discards what the client still sends before
+  closing, so the client reads the answer. As nginx's ``lingering_time`` and
+  ``lingering_timeout``, it ends 30 s after it began or 5 s after the last read,
+  whichever comes first, and after 1 GiB (or ``server.maxBodyBytes``) discarded.
 
 The checks cost a few attribute reads per read from the socket. Beyond the
 one timer a new connection gets for its first head, a timer is armed only
@@ -44,8 +46,13 @@ from gateway.domain.settings import ServerSettings
 log = logging.getLogger(__name__)
 
 _ENCODER = msgspec.json.Encoder()
-LINGER_SECONDS = 5.0  # how long a closing connection keeps discarding what the client sends
-_MIN_LINGER_BYTES = 16 << 20
+# A closing connection discards what the client still sends for at most LINGER_SECONDS
+# in all and LINGER_IDLE_SECONDS without a read: time, not bytes, bounds a client that
+# sends its whole body before reading (20 MB takes well under a second on a fast link,
+# a few seconds on a slow one), and one that goes quiet is closed soon.
+LINGER_SECONDS = 30.0
+LINGER_IDLE_SECONDS = 5.0
+MIN_LINGER_BYTES = 1 << 30  # a generous cap: past it the client is sending on purpose
 
 # Where the parser is in the current request.
 _WAITING, _HEAD, _BODY = 0, 1, 2
@@ -67,8 +74,14 @@ class EdgeLimits:
             idle_timeout=server.idle_timeout_seconds,
             max_connections=server.max_connections,
             # A body the gateway would have accepted costs nothing new to read and drop.
-            linger_bytes=max(server.max_body_bytes, _MIN_LINGER_BYTES),
+            linger_bytes=max(server.max_body_bytes, MIN_LINGER_BYTES),
         )
+
+
+def linger_left(started: float, last_read: float, now: float) -> float:
+    """Seconds a lingering close has left (none: close now): the sooner of its total time
+    and the idle time after the last read."""
+    return min(started + LINGER_SECONDS, last_read + LINGER_IDLE_SECONDS) - now
 
 
 def error_head(error: GatewayError) -> tuple[list[tuple[bytes, bytes]], bytes]:
@@ -181,6 +194,7 @@ class EdgeProtocol(HttpToolsProtocol):
         self._head_bytes = 0
         self._last_read = 0.0
         self._discard_left = 0
+        self._linger_started = 0.0
         self._head_timer: asyncio.TimerHandle | None = None
         self._body_timer: asyncio.TimerHandle | None = None
         self._linger_timer: asyncio.TimerHandle | None = None
@@ -309,10 +323,20 @@ class EdgeProtocol(HttpToolsProtocol):
         if transport.can_write_eof():
             transport.write_eof()
         self.flow.resume_reading()
-        self._linger_timer = self.loop.call_later(LINGER_SECONDS, transport.close)
+        self._linger_started = self._last_read = self.loop.time()
+        self._linger_timer = self.loop.call_later(LINGER_IDLE_SECONDS, self._linger_check)
+
+    def _linger_check(self) -> None:
+        left = linger_left(self._linger_started, self._last_read, self.loop.time())
+        if left > 0:
+            self._linger_timer = self.loop.call_later(left, self._linger_check)
+        else:
+            self._linger_timer = None
+            self.transport.close()
 
     def _discard(self, size: int) -> None:
         self._discard_left -= size
+        self._last_read = self.loop.time()
         if self._discard_left < 0:
             self.transport.close()
 

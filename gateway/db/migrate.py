@@ -20,6 +20,8 @@ from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from gateway.db.migrate_lock import migration_lock
+
 
 def _scripts_dir() -> Path:
     here = Path(__file__).resolve()
@@ -50,9 +52,14 @@ def alembic_config(url: str | None = None, connection: Connection | None = None)
     return config
 
 
-def upgrade(url: str, revision: str = "head") -> None:
-    """Bring the schema to ``revision``; a no-op when it is there already."""
-    _blocking(lambda: command.upgrade(alembic_config(url), revision))
+def upgrade(url: str, revision: str = "head") -> list[str]:
+    """Bring the schema to ``revision`` under the migration lock (``migrate_lock``); the
+    revisions applied, in order: none when it was there already."""
+    config = alembic_config(url)
+    applied: list[str] = []
+    config.attributes["applied"] = applied
+    _blocking(lambda: command.upgrade(config, revision))
+    return applied
 
 
 def downgrade(url: str, revision: str = "base") -> None:
@@ -61,10 +68,11 @@ def downgrade(url: str, revision: str = "base") -> None:
 
 async def upgrade_engine(engine: AsyncEngine, revision: str = "head") -> None:
     """The same as :func:`upgrade` for a caller already inside an event loop."""
-    async with engine.begin() as connection:
+    async with engine.connect() as connection, migration_lock(connection):
         await connection.run_sync(
             lambda sync: command.upgrade(alembic_config(connection=sync), revision)
         )
+        await connection.commit()
 
 
 def head_revision() -> str:
@@ -72,6 +80,13 @@ def head_revision() -> str:
     if head is None:
         raise RuntimeError("no migration scripts found in " + str(MIGRATIONS_DIR))
     return head
+
+
+def revision_title(revision: str) -> str:
+    """The first line of a revision's docstring."""
+    script = ScriptDirectory.from_config(alembic_config()).get_revision(revision)
+    doc = script.doc if script is not None else ""
+    return (doc.splitlines() or [""])[0]
 
 
 def known_revisions() -> frozenset[str]:

@@ -73,7 +73,7 @@ def test_keys_hash_reads_standard_input() -> None:
     assert "sk-my-secret" not in result.stdout + result.stderr
 
 
-def test_db_upgrade_creates_the_schema(tmp_path: Path) -> None:
+def test_db_upgrade_creates_the_schema(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = tmp_path / "c.yaml"
     config.write_text(
         f'database: {{url: "sqlite+aiosqlite:///{tmp_path / "g.db"}"}}\n'
@@ -83,7 +83,15 @@ def test_db_upgrade_creates_the_schema(tmp_path: Path) -> None:
         "configurations: [{id: c, mode: fixed, model: m}]\n"
     )
     assert main(["db", "upgrade", "--config", str(config)]) == 0
+    applied = capsys.readouterr().out.splitlines()
+    # The revisions applied, in the order they ran (0004 follows 0006), then where it is.
+    order = ["0001", "0002", "0003", "0005", "0006", "0004", "0007"]
+    assert [line.split()[1].rstrip(":") for line in applied[:-1]] == order, applied
+    assert all(line.startswith("applied ") for line in applied[:-1])
+    assert applied[-1] == "database schema is at 0007"
+    assert "up to date" not in "\n".join(applied)
     assert main(["db", "upgrade", "--config", str(config)]) == 0  # twice is a no-op
+    assert capsys.readouterr().out == "database schema is up to date\n"
     import sqlite3
 
     tables = {

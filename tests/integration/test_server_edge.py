@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import openai
 import pytest
 
 from tests.support.fake_upstream import FakeUpstream
@@ -231,6 +232,43 @@ def test_a_client_that_sends_its_whole_body_first_reads_the_413(
     assert caught.value.code == 413
     assert caught.value.headers["connection"] == "close"
     assert json.loads(caught.value.read())["error"]["code"] == "request_too_large"
+
+
+# Past the default maxBodyBytes (16 MiB) by more than 16 MiB: the lingering close once
+# stopped discarding after 16 MiB and reset the connection before the client read the 413.
+OVERSIZED_CONTENT = "x" * 36_000_000
+OVERSIZED_MESSAGE = "The request body exceeds 16777216 bytes."
+
+
+def test_urllib_sending_36_mb_whole_reads_the_413_and_its_message(
+    gateway: RunningGateway,
+) -> None:
+    body = {"model": "chat", "messages": [{"role": "user", "content": OVERSIZED_CONTENT}]}
+    request = urllib.request.Request(
+        f"{gateway.url}/v1/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"authorization": f"Bearer {TEST_KEY}", "content-type": "application/json"},
+    )
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(request, timeout=30)
+    assert caught.value.code == 413
+    error = json.loads(caught.value.read())["error"]
+    assert error["code"] == "request_too_large"
+    assert error["message"] == OVERSIZED_MESSAGE
+
+
+def test_the_openai_sdk_sending_36_mb_reads_the_413_and_its_message(
+    gateway: RunningGateway,
+) -> None:
+    client = gateway.client(timeout=30)
+    with pytest.raises(openai.APIStatusError) as caught:
+        client.chat.completions.create(
+            model="chat", messages=[{"role": "user", "content": OVERSIZED_CONTENT}]
+        )
+    assert caught.value.status_code == 413
+    assert caught.value.code == "request_too_large"
+    assert isinstance(caught.value.body, dict)
+    assert caught.value.body["message"] == OVERSIZED_MESSAGE
 
 
 @pytest.mark.parametrize("depth", [129, 1_000, 100_000])

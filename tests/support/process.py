@@ -15,9 +15,7 @@ from typing import Any
 
 import httpx
 
-# The checkout these tests belong to: the server imports its `gateway`, not whichever one
-# the virtualenv installed (the process runs in the config's folder, not here).
-_ROOT = str(Path(__file__).resolve().parents[2])
+CHECKOUT = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:
@@ -48,27 +46,51 @@ def serving(
     config: Path, *args: str, host: str = "127.0.0.1", port: int, env: dict[str, str] | None = None
 ) -> Iterator[Served]:
     """``gateway serve --config CONFIG ARGS...``, up once /healthz answers on host:port."""
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("GATEWAY_")}
-    path = os.pathsep.join(p for p in (_ROOT, environment.get("PYTHONPATH")) if p)
-    environment["PYTHONPATH"] = path
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gateway.cli", "serve", "--config", str(config), *args],
-        cwd=config.parent,
-        env={**environment, **(env or {})},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    served = Served(f"http://{host}:{port}", process)
-    try:
-        _wait_until_up(served)
+    with serving_together(config, [list(args)], host=host, ports=[port], env=env) as [served]:
         yield served
+
+
+@contextmanager
+def serving_together(
+    config: Path,
+    args: list[list[str]],
+    *,
+    host: str = "127.0.0.1",
+    ports: list[int],
+    env: dict[str, str] | None = None,
+) -> Iterator[list[Served]]:
+    """One ``gateway serve --config CONFIG ARGS...`` per port, all started before any is
+    waited for (replicas starting at once), up once each answers /healthz."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("GATEWAY_")}
+    # The checkout under test, not whichever one an editable install points at: the
+    # servers run from the config's folder, where the checkout is not on sys.path.
+    environment["PYTHONPATH"] = os.pathsep.join(
+        part for part in (str(CHECKOUT), environment.get("PYTHONPATH")) if part
+    )
+    started: list[Served] = []
+    try:
+        for arguments, port in zip(args, ports, strict=True):
+            command = [sys.executable, "-m", "gateway.cli", "serve", "--config", str(config)]
+            process = subprocess.Popen(
+                [*command, *arguments],
+                cwd=config.parent,
+                env={**environment, **(env or {})},
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            started.append(Served(f"http://{host}:{port}", process))
+        for served in started:
+            _wait_until_up(served)
+        yield started
     except BaseException as error:
-        # A failing test shows what the server logged (a worker that died, a traceback).
-        error.add_note("gateway serve printed:\n" + served.stop())
+        # A failing test shows what the servers logged (a worker that died, a traceback).
+        for served in started:
+            error.add_note(f"gateway serve ({served.base}) printed:\n" + served.stop())
         raise
     finally:
-        served.stop()
+        for served in started:
+            served.stop()
 
 
 def _wait_until_up(served: Served) -> None:

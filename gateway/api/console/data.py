@@ -10,6 +10,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from gateway.api.console.params import call_id, moment, text
 from gateway.budgets.overview import budget_overview
 from gateway.domain.errors import InvalidRequest
 from gateway.domain.failures import ErrorClass
@@ -56,25 +57,6 @@ def filter_options(runtime: Runtime) -> dict[str, list[str]]:
     }
 
 
-def _moment(value: str | None, name: str) -> datetime | None:
-    """An ISO date-time (``datetime-local`` sends ``2026-12-01T09:30``), read as UTC."""
-    if not value:
-        return None
-    try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise InvalidRequest(f"'{name}' must be an ISO date-time.", param=name) from None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-
-
-def _id(value: str | None, name: str) -> int | None:
-    if not value:
-        return None
-    if not value.isdigit() or len(value) > 19:
-        raise InvalidRequest(f"'{name}' must be a call id.", param=name)
-    return int(value)
-
-
 def _one_of(value: str | None, allowed: list[str], name: str) -> str | None:
     if not value:
         return None
@@ -89,23 +71,23 @@ def parse_filters(params: dict[str, str]) -> CallFilters:
     modes = [FIXED_MODE, *(m.value for m in PolicyMode)]
     operations = [o.value for o in Operation]
     return CallFilters(
-        configuration=params.get("configuration") or None,
-        key=params.get("key") or None,
-        model=params.get("model") or None,
-        provider=params.get("provider") or None,
+        configuration=text(params.get("configuration"), "configuration"),
+        key=text(params.get("key"), "key"),
+        model=text(params.get("model"), "model"),
+        provider=text(params.get("provider"), "provider"),
         status=status,
         error_class=_one_of(params.get("error"), list(ERROR_CLASSES), "error"),
         mode=_one_of(params.get("mode"), modes, "mode"),
         operation=_one_of(params.get("operation"), operations, "operation"),
-        since=_moment(params.get("since"), "since"),
-        until=_moment(params.get("until"), "until"),
+        since=moment(params.get("since"), "since"),
+        until=moment(params.get("until"), "until"),
     )
 
 
 async def calls_data(runtime: Runtime, params: dict[str, str]) -> dict[str, Any]:
     filters = parse_filters(params)
-    before = _id(params.get("before"), "before")
-    after = _id(params.get("after"), "after")
+    before = call_id(params.get("before"), "before")
+    after = call_id(params.get("after"), "after")
     if before is not None and after is not None:
         raise InvalidRequest("Give 'before' or 'after', not both.", param="after")
     found = await list_calls(runtime.engine, filters, size=PAGE_SIZE, before=before, after=after)

@@ -26,6 +26,7 @@ from gateway.api.console.data import (
     providers_data,
 )
 from gateway.api.console.html import Frame
+from gateway.api.console.params import call_id
 from gateway.api.console.signing import SIGN_IN_HANDLERS
 from gateway.api.console.views.budgets import budgets_page
 from gateway.api.console.views.calls import calls_page
@@ -90,10 +91,12 @@ async def _page(
     return html_response(text)
 
 
-async def _call_of(runtime: Runtime, call_id: int) -> dict[str, Any]:
-    found = await call_detail(runtime.engine, call_id)
+async def _call_of(runtime: Runtime, path_id: int) -> dict[str, Any]:
+    checked = call_id(path_id, "call_id")
+    assert checked is not None  # the route matched an int
+    found = await call_detail(runtime.engine, checked)
     if found is None:
-        raise NotFound(f"No call {call_id}.")
+        raise NotFound(f"No call {checked}.")
     return found
 
 
@@ -122,10 +125,10 @@ async def calls(request: Request[Any, Any, Any]) -> Response[str] | Redirect:
 
 @get("/admin/calls/{call_id:int}", include_in_schema=False)
 async def call(request: Request[Any, Any, Any]) -> Response[str] | Redirect:
-    call_id: int = request.path_params["call_id"]
+    path_id: int = request.path_params["call_id"]
 
     async def render(runtime: Runtime, _params: dict[str, str], frame: Frame) -> str:
-        return call_page(await _call_of(runtime, call_id), frame)
+        return call_page(await _call_of(runtime, path_id), frame)
 
     return await _page(request, "calls", render)
 
