@@ -5,8 +5,9 @@ is counted by the counter, framed as OpenAI's cookbook frames chat messages;
 tools by their JSON, as before. Everything else the body carries upstream is
 counted by its size (``uncounted.py``): so a large schema, file or unknown field
 is held and charged by what it can cost, and no body can make the upstream's
-prompt exceed the count by more than the tokenizers differ (images aside, which
-the upstream prices in its own units).
+prompt exceed the count by more than the tokenizers differ. An image, which the
+upstream prices in its own units, counts the most one image can cost
+(``uncounted.IMAGE_TOKEN_BOUND``).
 """
 
 from __future__ import annotations

@@ -12,7 +12,11 @@ Not counted: parameters that never reach the prompt (top-level numbers, booleans
 and null; ``model``, ``user``, ``stop``, ``metadata`` and the like), the framing key
 ``type`` (a part's or item's kind, in the per-message framing), and image data:
 images are priced by the upstream in its own units (per tile or patch), not by
-their bytes, as the prompt count has always left them.
+their bytes. Each image part counts ``IMAGE_TOKEN_BOUND`` tokens instead, the most
+one image costs on the models the gateway reaches: OpenAI's tiles (85 + 170 per
+512-px tile, at most 1,445 at high detail) and patches (at most 1,536 patches ×
+1.62 = 2,488 on the mini models), Anthropic's ~1,600 (an image is scaled to at
+most 1.15 megapixels, width × height / 750).
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ PARAMETERS = frozenset(
     }
 )
 IMAGE_PART_TYPES = frozenset({"image_url", "image", "input_image"})
+IMAGE_TOKEN_BOUND = 2_500  # the dearest image of any reachable model, in its prompt tokens
 # Where an image part keeps its image (a URL, base64 data or a file id) and its detail level.
 _IMAGE_FIELDS = frozenset({"image_url", "source", "file_id", "detail"})
 # A longer ``type`` is not a kind name but content, and is counted.
@@ -98,12 +103,13 @@ def top_level_rest(body: Mapping[str, Any], counted: Collection[str]) -> int:
 
 
 def part_rest(part: Any) -> int:
-    """A content part beyond its text: the whole part when it has no text, an image part's
-    other fields only (its image is the upstream's to price)."""
+    """A content part beyond its text: the whole part when it has no text; an image part's
+    bound and its other fields (its image's bytes are not what the upstream prices)."""
     if not isinstance(part, Mapping):
         return json_size(part)
-    if part.get("type") in IMAGE_PART_TYPES:
-        return sum(
+    kind = part.get("type")
+    if isinstance(kind, str) and kind in IMAGE_PART_TYPES:
+        return IMAGE_TOKEN_BOUND + sum(
             field_size(str(key), value)
             for key, value in part.items()
             if key not in _IMAGE_FIELDS and not _is_framing(key, value)

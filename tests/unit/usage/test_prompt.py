@@ -12,6 +12,7 @@ from gateway.domain.model import Endpoint
 from gateway.upstream.anthropic.translate import to_messages_request
 from gateway.usage.prompt import count_request_tokens
 from gateway.usage.tokens import CharEstimateCounter, TiktokenCounter
+from gateway.usage.uncounted import IMAGE_TOKEN_BOUND
 
 CHARS = CharEstimateCounter()
 MESSAGES = [{"role": "user", "content": "hi"}]
@@ -98,7 +99,7 @@ def test_what_the_body_carries_beyond_text_counts_at_least_its_size(
     assert _count({"model": "m", **body}, endpoint) >= _size(carried)
 
 
-def test_parameters_and_images_are_not_counted_by_size() -> None:
+def test_parameters_are_not_counted_and_an_image_counts_its_bound_not_its_bytes() -> None:
     plain = {"model": "m", "messages": MESSAGES}
     with_parameters = {
         **plain,
@@ -114,8 +115,31 @@ def test_parameters_and_images_are_not_counted_by_size() -> None:
     assert _count(with_parameters) == _count(plain)
     image = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 50_000}}
     with_image = {"model": "m", "messages": [{"role": "user", "content": ["hi", image]}]}
-    # The string part "hi" is not a part object: its JSON counts (4), the image does not.
-    assert _count(with_image) == _count(plain) - 1 + 4
+    # The string part "hi" is not a part object: its JSON counts (4); the image counts the
+    # most one image costs upstream, whatever its bytes.
+    assert _count(with_image) == _count(plain) - 1 + 4 + IMAGE_TOKEN_BOUND
+    small = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
+    with_small = {"model": "m", "messages": [{"role": "user", "content": ["hi", small]}]}
+    assert _count(with_small) == _count(with_image)
+    responses = {
+        "model": "m",
+        "input": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "input_text", "text": "hi"},
+                    {"type": "input_image", "image_url": "data:image/png;base64,AAAA"},
+                    {"type": "input_image", "image_url": "data:image/png;base64,AAAA"},
+                ],
+            }
+        ],
+    }
+    text_only = {
+        "model": "m",
+        "input": [{"role": "user", "content": [{"type": "input_text", "text": "hi"}]}],
+    }
+    two_images = _count(responses, Endpoint.RESPONSES) - _count(text_only, Endpoint.RESPONSES)
+    assert two_images == 2 * IMAGE_TOKEN_BOUND
 
 
 def test_tool_call_ids_and_unknown_message_fields_count_by_size() -> None:

@@ -21,6 +21,7 @@ from gateway.usage.tokens import (
     encoding_name_for,
     make_default_counter,
 )
+from gateway.usage.uncounted import IMAGE_TOKEN_BOUND
 
 
 class _NoNetwork(Exception):
@@ -165,7 +166,7 @@ def test_chat_counts_messages_plus_cookbook_overhead() -> None:
     assert count_request_tokens(_WordCounter(), body, Endpoint.CHAT, "m") == 6 + 8 + 3
 
 
-def test_chat_counts_text_parts_and_skips_images() -> None:
+def test_chat_counts_text_parts_and_an_image_at_its_bound() -> None:
     body = {
         "messages": [
             {
@@ -177,7 +178,8 @@ def test_chat_counts_text_parts_and_skips_images() -> None:
             }
         ]
     }
-    assert count_request_tokens(_WordCounter(), body, Endpoint.CHAT, "m") == 3 + 1 + 3 + 3
+    expected = 3 + 1 + 3 + 3 + IMAGE_TOKEN_BOUND  # the image's bytes are not what is priced
+    assert count_request_tokens(_WordCounter(), body, Endpoint.CHAT, "m") == expected
 
 
 def test_chat_counts_assistant_tool_calls_and_tool_schemas() -> None:
