@@ -27,6 +27,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from gateway.db.engine import SQLITE_BUSY_TIMEOUT_MS
+from gateway.domain.errors import GatewayException
 
 LOCK_WAIT_SECONDS = 3600
 # "gatewaymig" in ASCII: any fixed bigint will do; it only has to differ from other locks.
@@ -34,8 +35,8 @@ POSTGRES_KEY = 0x676174657761796D
 _MARIADB_NAME = "CONCAT('gateway-migrations:', LEFT(SHA2(DATABASE(), 256), 40))"
 
 
-class MigrationLockTimeout(RuntimeError):
-    pass
+class MigrationLockTimeout(GatewayException, RuntimeError):
+    """Another process held the migration lock past the wait."""
 
 
 @contextlib.asynccontextmanager

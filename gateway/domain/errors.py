@@ -10,6 +10,8 @@ GatewayException
 ├── Unsupported             a /v1/responses parameter the translation to chat cannot express
 │                           (gateway/responses/request.py): relayed as an upstream 400
 │                           ``unsupported_parameter``
+├── MigrationLockTimeout    another process held the migration lock past the wait
+│                           (gateway/db/migrate_lock.py): startup and CLI only
 ├── UpstreamError           one upstream call failed, classified by ``kind`` (FailureKind);
 │                           never answered as such: retried, fallen back from, then answered
 │                           by ``exhausted`` (one of the 429/502/504 below)
