@@ -110,6 +110,24 @@ class Metrics:
             registry=self.registry,
             multiprocess_mode="sum",
         )
+        self.upstream_pool_size = Gauge(
+            "gateway_upstream_pool_connections",
+            "Connections the upstream pool may open (server.maxUpstreamConnections).",
+            registry=self.registry,
+            multiprocess_mode="livesum",
+        )
+        self.upstream_pool_waiting = Gauge(
+            "gateway_upstream_pool_waiting_calls",
+            "Calls waiting now for a free upstream connection (the pool is full).",
+            registry=self.registry,
+            multiprocess_mode="livesum",
+        )
+        self.upstream_pool_waits = Gauge(
+            "gateway_upstream_pool_waits",
+            "Calls that had to wait for a free upstream connection, since start.",
+            registry=self.registry,
+            multiprocess_mode="sum",
+        )
         self.task_restarts = Counter(
             "gateway_background_task_restarts",
             "Background tasks restarted after they crashed, by task (gateway.tasks).",

@@ -127,6 +127,7 @@ class Runtime:
         self.http = UpstreamHTTP(
             transport,
             ReadLimits(server.max_upstream_body_bytes, server.max_upstream_event_bytes),
+            server.max_upstream_connections,
         )
         self.adapters = AdapterRegistry(self.http)
         # Only the encodings the configured models use: each costs tens of megabytes.
@@ -294,6 +295,10 @@ class Runtime:
 
     def refresh_gauges(self, metrics: Metrics) -> None:
         metrics.queue_depth.set(self.writer.queue_depth)
+        pool = self.http.pool()
+        metrics.upstream_pool_size.set(pool.size)
+        metrics.upstream_pool_waiting.set(pool.waiting)
+        metrics.upstream_pool_waits.set(pool.waits)
         metrics.dropped_rows.set(self.writer.dropped)
         metrics.history_read_failures.set(self.signals.history_read_failures)
         metrics.budget_unchecked.set(self.budgets.unchecked)

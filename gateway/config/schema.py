@@ -113,6 +113,9 @@ class ServerSchema(Section):
     header_timeout_seconds: Annotated[float, Gt(0)] = 10.0
     idle_timeout_seconds: Annotated[float, Gt(0)] = 75.0
     max_connections: PosInt = 2048
+    # Connections to the providers, all together; unset: as many as maxConnections, so a
+    # call never waits for one (a client connection carries one call at a time).
+    max_upstream_connections: PosInt | None = None
 
 
 class DatabaseSchema(Section):

@@ -44,6 +44,7 @@ def resolve_sections(file: FileSchema) -> Sections:
             header_timeout_seconds=server.header_timeout_seconds,
             idle_timeout_seconds=server.idle_timeout_seconds,
             max_connections=server.max_connections,
+            max_upstream_connections=server.max_upstream_connections or server.max_connections,
         ),
         database=DatabaseSettings(url=file.database.url),
         telemetry=TelemetrySettings(

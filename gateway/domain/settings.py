@@ -27,6 +27,7 @@ class ServerSettings:
     header_timeout_seconds: float = 10.0  # to receive a whole request head
     idle_timeout_seconds: float = 75.0  # a connection the client leaves silent
     max_connections: int = 2048  # open client connections per process
+    max_upstream_connections: int = 2048  # the upstream pool, over every provider
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ import functools
 import os
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 import aiohttp
 import yarl
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 Transport: TypeAlias = "httpx.AsyncBaseTransport"  # what tests may plug in (MockTransport)
 
-MAX_CONNECTIONS = 512
+POOL_SIZE = 2048  # the default of server.maxUpstreamConnections (= server.maxConnections)
 KEEPALIVE_SECONDS = 30
 CHUNK_BYTES = 16 * 1024
 # httpx's errors arrive mapped onto aiohttp's (_as_aiohttp_errors).
@@ -122,6 +122,37 @@ def _as_aiohttp_errors() -> Iterator[None]:
         raise aiohttp.ClientError(f"{type(exc).__name__}: {exc}") from exc
 
 
+class _CountingConnector(aiohttp.TCPConnector):
+    """aiohttp's pool, counting the calls that wait for a free connection.
+
+    Only the slow path is counted (the pool is full), so a call that finds a connection
+    pays nothing. ``_wait_for_available_connection`` is where aiohttp queues such a call
+    (3.10 and later); on an aiohttp without it nothing is counted.
+    """
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit=limit, keepalive_timeout=KEEPALIVE_SECONDS)
+        self.waiting = 0  # calls waiting now
+        self.waits = 0  # calls that had to wait, since start
+
+    async def _wait_for_available_connection(self, *args: Any, **kwargs: Any) -> None:
+        self.waiting += 1
+        self.waits += 1
+        try:
+            await super()._wait_for_available_connection(*args, **kwargs)
+        finally:
+            self.waiting -= 1
+
+
+@dataclass(frozen=True, slots=True)
+class PoolFigures:
+    """What ``/metrics`` shows of the upstream pool."""
+
+    size: int
+    waiting: int
+    waits: int
+
+
 class UpstreamHTTP:
     """The process's one pooled client, and the way calls reach it.
 
@@ -131,13 +162,24 @@ class UpstreamHTTP:
     """
 
     def __init__(
-        self, transport: httpx.AsyncBaseTransport | None = None, limits: ReadLimits | None = None
+        self,
+        transport: httpx.AsyncBaseTransport | None = None,
+        limits: ReadLimits | None = None,
+        pool_size: int = POOL_SIZE,
     ) -> None:
         self.limits = limits or ReadLimits()
+        self.pool_size = pool_size
         if transport is None and os.environ.get("GATEWAY_UPSTREAM_TRANSPORT") == "httpx":
-            transport = _httpx_default_transport()
+            transport = _httpx_default_transport(pool_size)
         self._transport = transport
         self._session: aiohttp.ClientSession | None = None  # made in the loop, on first use
+        self._connector: _CountingConnector | None = None
+
+    def pool(self) -> PoolFigures:
+        connector = self._connector
+        if connector is None:
+            return PoolFigures(self.pool_size, 0, 0)
+        return PoolFigures(self.pool_size, connector.waiting, connector.waits)
 
     async def post(
         self, url: str, headers: dict[str, str], content: bytes, wait_seconds: float
@@ -150,7 +192,8 @@ class UpstreamHTTP:
             return await self._post_httpx(url, headers, content, wait_seconds)
         session = self._session
         if session is None:
-            session = self._session = _session()
+            self._connector = _CountingConnector(self.pool_size)
+            session = self._session = _session(self._connector)
         response = await session.post(
             _yarl_url(url),
             data=content,
@@ -197,8 +240,7 @@ def body_chunks(response: UpstreamResponse) -> AsyncIterator[bytes]:
     return response.chunks()
 
 
-def _session() -> aiohttp.ClientSession:
-    connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, keepalive_timeout=KEEPALIVE_SECONDS)
+def _session(connector: aiohttp.BaseConnector) -> aiohttp.ClientSession:
     # No cookies: a proxy keeps no state between its callers.
     return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar())
 
@@ -226,10 +268,10 @@ def _httpx_url(url: str) -> httpx.URL:
     return httpx.URL(url)
 
 
-def _httpx_default_transport() -> httpx.AsyncBaseTransport:
+def _httpx_default_transport(pool_size: int) -> httpx.AsyncBaseTransport:
     import httpx
 
     limits = httpx.Limits(
-        max_connections=MAX_CONNECTIONS, max_keepalive_connections=128, keepalive_expiry=30
+        max_connections=pool_size, max_keepalive_connections=128, keepalive_expiry=30
     )
     return httpx.AsyncHTTPTransport(limits=limits)

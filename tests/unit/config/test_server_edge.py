@@ -40,3 +40,12 @@ def test_connection_limits_are_bounded() -> None:
         "server.idleTimeoutSeconds: must be > 0",
         "server.maxConnections: must be > 0",
     ]
+
+
+def test_the_upstream_pool_is_as_large_as_max_connections_unless_set() -> None:
+    assert load(with_minimal("server: {maxConnections: 10}")).server.max_upstream_connections == 10
+    server = load(with_minimal("server: {maxConnections: 10, maxUpstreamConnections: 3}")).server
+    assert server.max_upstream_connections == 3
+    assert problems_of(with_minimal("server: {maxUpstreamConnections: 0}")) == [
+        "server.maxUpstreamConnections: must be > 0"
+    ]
