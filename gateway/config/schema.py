@@ -146,6 +146,12 @@ class LimitsSchema(Section):
     cost: NonNegDecimal | None = None
 
 
+class RateLimitSchema(Section):
+    requests_per_minute: PosInt | None = None
+    tokens_per_minute: PosInt | None = None
+    concurrent: PosInt | None = None
+
+
 class BudgetSchema(Section):
     daily: LimitsSchema | None = None
     monthly: LimitsSchema | None = None

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gateway.config.schema import BudgetSchema, FileSchema, LimitsSchema
+from gateway.config.schema import BudgetSchema, FileSchema, LimitsSchema, RateLimitSchema
+from gateway.domain.limits import RateLimit
 from gateway.domain.model import BudgetLimits, BudgetSpec, ExplorationSettings, RoutingSettings
 from gateway.domain.settings import (
     BudgetSettings,
@@ -89,3 +90,15 @@ def _limits(entry: LimitsSchema | None) -> BudgetLimits | None:
     if entry is None:
         return None
     return BudgetLimits(requests=entry.requests, tokens=entry.tokens, cost=entry.cost)
+
+
+def to_rate_limit(entry: RateLimitSchema | None) -> RateLimit | None:
+    """A ``rateLimit`` block -> the domain's RateLimit; an empty block is no limit."""
+    if entry is None:
+        return None
+    limit = RateLimit(
+        requests_per_minute=entry.requests_per_minute,
+        tokens_per_minute=entry.tokens_per_minute,
+        concurrent=entry.concurrent,
+    )
+    return None if limit.is_empty else limit
