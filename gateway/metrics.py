@@ -39,6 +39,12 @@ class Metrics:
             ["operation", "status"],
             registry=self.registry,
         )
+        self.otel_dropped = Counter(
+            "gateway_otel_spans_dropped",
+            "Spans not delivered to the OpenTelemetry collector: its queue was full or the "
+            "export failed (telemetry.otel).",
+            registry=self.registry,
+        )
         self.errors = Counter(
             "gateway_errors",
             "Calls that failed, by the row's error_class.",

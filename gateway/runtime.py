@@ -46,6 +46,7 @@ from gateway.tasks import Supervisor
 from gateway.telemetry.overview import SettledDays
 from gateway.telemetry.retention import Retention
 from gateway.telemetry.writer import TelemetryWriter, WriterSettings
+from gateway.tracing import CallTracer, NoTracing
 from gateway.upstream.base import Adapter
 from gateway.upstream.http import ReadLimits, Transport, UpstreamHTTP
 from gateway.upstream.registry import AdapterRegistry
@@ -144,6 +145,14 @@ class Runtime:
             fingerprints=configuration_fingerprints(config),
             tasks=self.tasks,
         )
+        self.tracer: CallTracer = NoTracing()
+        if config.telemetry.otel.enabled:
+            # Imported only here: the OpenTelemetry SDK costs a process that traces nothing.
+            from gateway.tracing.otel import build_tracer
+
+            self.tracer = build_tracer(
+                config.telemetry.otel, self.metrics.otel_dropped.inc, self._provider_keys
+            )
         # routing.exploration's counts, per configuration id: kept across reloads.
         self._exploration: dict[str, ExplorationCounts] = {}
         self.serving = self._serving(config, ConfigVersion(digest, utc_now()))
@@ -202,12 +211,18 @@ class Runtime:
             self.metrics,
             budgets=self.budgets,
             cache=self.cache.with_fingerprints(configuration_fingerprints(config)),
+            tracer=self.tracer,
         )
         auth = config.auth
         signer = signer_for(auth.admin_key_hash, auth.console_session_hours)
         return Serving(
             config, version, KeyRing(auth), signals, snapshots, resolver, pipeline, signer
         )
+
+    def _provider_keys(self) -> tuple[str, ...]:
+        """The provider keys captured content is redacted of (telemetry.otel.captureContent)."""
+        providers = self.serving.config.providers.values()
+        return tuple(provider.api_key for provider in providers if provider.api_key)
 
     def _breakers_for(self, config: GatewayConfig) -> CircuitStates:
         settings = config.circuit_breaker
@@ -281,6 +296,7 @@ class Runtime:
         if self.retention is not None:
             await self.retention.stop()
         await self.writer.stop()
+        await asyncio.to_thread(self.tracer.shutdown)  # the spans queued are sent (5 s at most)
         await self.http.aclose()
         await self.engine.dispose()
         if self._redis is not None:
