@@ -4,6 +4,8 @@ trace; the collector away costs the calls nothing."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -51,12 +53,14 @@ def gateway(
 
 
 def _spans(receiver: HttpReceiver, trace_id: str, count: int) -> list[ReceivedSpan]:
-    receiver.wait_for(len(receiver.spans) + 0)
-    for _ in range(200):
+    """The trace's spans once ``count`` have come (the export runs once a second), or
+    after 10 s what has come."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
         spans = receiver.of_trace(trace_id)
         if len(spans) >= count:
             return spans
-        receiver.wait_for(len(receiver.spans) + 1, timeout=0.05)
+        time.sleep(0.05)
     return receiver.of_trace(trace_id)
 
 
@@ -143,17 +147,12 @@ def test_a_retry_then_a_fallback_read_as_a_waterfall(
     spans = _spans(receiver, trace_id, 4)
     server = _server(spans)
     attempts = _clients(spans)
-    assert [(a.attributes["gateway.provider"], a.attributes["gateway.retry"]) for a in attempts] == [
-        ("impatient", 0),
-        ("impatient", 1),
-        ("fake", 0),
-    ]
+    tried = [(a.attributes["gateway.provider"], a.attributes["gateway.retry"]) for a in attempts]
+    assert tried == [("impatient", 0), ("impatient", 1), ("fake", 0)]
     first, second, served = attempts
     assert first.attributes["error.type"] == "http_5xx" and first.attributes["gateway.retried"]
     assert second.attributes["gateway.retried"] is False
-    assert "maxRetries" in second.attributes["gateway.not_retried_because"] or (
-        second.attributes["gateway.not_retried_because"]
-    )
+    assert second.attributes["gateway.not_retried_because"] == "its 1 retries are spent"
     assert served.attributes["http.response.status_code"] == 200
     assert all(a.parent_span_id == server.span_id for a in attempts)
     assert server.attributes["gateway.fallback_depth"] == 1
@@ -232,11 +231,12 @@ def test_an_absent_collector_costs_no_call_and_no_row_and_counts_its_drops(
         dropped = 0.0
         for _ in range(100):
             metrics = httpx.get(f"{gateway.url}/metrics", timeout=5).text
-            line = [x for x in metrics.splitlines() if x.startswith("gateway_otel_spans_dropped_total")]
+            name = "gateway_otel_spans_dropped_total"
+            line = [x for x in metrics.splitlines() if x.startswith(name)]
             dropped = float(line[0].split()[-1]) if line else 0.0
             if dropped >= 10:
                 break
-            receiver_wait(0.1)
+            time.sleep(0.1)
         assert dropped >= 10  # 5 server spans and 5 client spans, none delivered
 
 
@@ -283,12 +283,4 @@ def test_sampled_out_calls_have_no_span_and_no_trace_id(
 
 
 async def _flush(gateway: RunningGateway) -> None:
-    import asyncio
-
     await asyncio.to_thread(gateway.runtime.tracer.shutdown)
-
-
-def receiver_wait(seconds: float) -> None:
-    import time
-
-    time.sleep(seconds)

@@ -102,7 +102,7 @@ class HttpReceiver(_Collected):
         collected = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", "0"))
                 raw = self.rfile.read(length)
                 if collected.delay_seconds:
@@ -141,7 +141,7 @@ class GrpcReceiver(_Collected):
         collected = self
 
         class Service(trace_service_pb2_grpc.TraceServiceServicer):
-            def Export(  # noqa: N802 (the service's name)
+            def Export(
                 self, request: trace_service_pb2.ExportTraceServiceRequest, context: Any
             ) -> trace_service_pb2.ExportTraceServiceResponse:
                 metadata = {k: v for k, v in context.invocation_metadata()}
