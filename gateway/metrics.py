@@ -39,11 +39,12 @@ class Metrics:
             ["operation", "status"],
             registry=self.registry,
         )
-        self.otel_dropped = Counter(
+        self.otel_dropped = Gauge(
             "gateway_otel_spans_dropped",
-            "Spans not delivered to the OpenTelemetry collector: its queue was full or the "
-            "export failed (telemetry.otel).",
+            "Spans not delivered to the OpenTelemetry collector since start: its queue was "
+            "full or the export failed (telemetry.otel).",
             registry=self.registry,
+            multiprocess_mode="sum",
         )
         self.errors = Counter(
             "gateway_errors",

@@ -28,6 +28,7 @@ from gateway.budgets import DatabaseBudgets, hold_seconds_for
 from gateway.cache import StoredResponseCache, make_store
 from gateway.cache.keys import configuration_fingerprints
 from gateway.circuits import CircuitStates, InProcessCircuits
+from gateway.config.errors import ConfigError
 from gateway.db.console_sessions import SessionRevocations
 from gateway.db.engine import create_engine
 from gateway.db.redis_values import SkippedValues
@@ -148,11 +149,17 @@ class Runtime:
         self.tracer: CallTracer = NoTracing()
         if config.telemetry.otel.enabled:
             # Imported only here: the OpenTelemetry SDK costs a process that traces nothing.
-            from gateway.tracing.otel import build_tracer
+            try:
+                from gateway.tracing.otel import build_tracer
+            except ImportError as missing:
+                raise ConfigError(
+                    [
+                        "telemetry.otel.enabled: the OpenTelemetry SDK is not installed"
+                        " (pip install 'llm-gateway[otel]')"
+                    ]
+                ) from missing
 
-            self.tracer = build_tracer(
-                config.telemetry.otel, self.metrics.otel_dropped.inc, self._provider_keys
-            )
+            self.tracer = build_tracer(config.telemetry.otel, self._provider_keys)
         # routing.exploration's counts, per configuration id: kept across reloads.
         self._exploration: dict[str, ExplorationCounts] = {}
         self.serving = self._serving(config, ConfigVersion(digest, utc_now()))
@@ -310,6 +317,7 @@ class Runtime:
             self.refresh_gauges(self.metrics)
 
     def refresh_gauges(self, metrics: Metrics) -> None:
+        metrics.otel_dropped.set(self.tracer.dropped_spans())
         metrics.queue_depth.set(self.writer.queue_depth)
         pool = self.http.pool()
         metrics.upstream_pool_size.set(pool.size)

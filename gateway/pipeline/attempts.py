@@ -136,9 +136,8 @@ class Attempts:
                     target.model.name,
                     attempt,
                 )
-                traceparent = span.traceparent() if span is not None else None
-                if traceparent is not None:
-                    headers["traceparent"] = traceparent
+                if span is not None:
+                    headers.update(span.headers() or {})
             call = UpstreamCall(
                 provider=provider,
                 model=target.model,

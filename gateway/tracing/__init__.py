@@ -15,8 +15,8 @@ TRACE_HEADER = "x-gateway-trace-id"
 
 
 class AttemptSpan(Protocol):
-    def traceparent(self) -> str | None:
-        """The W3C header that continues this attempt's trace upstream, None if unsampled."""
+    def headers(self) -> dict[str, str]:
+        """The W3C headers (traceparent, tracestate) that continue the trace upstream."""
         ...
 
     def end(self, status: int | None, failure: str | None, not_retried: str | None) -> None:

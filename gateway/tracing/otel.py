@@ -1,27 +1,30 @@
-"""telemetry.otel with the OpenTelemetry SDK: imported only when it is enabled.
+"""telemetry.otel's serving side: imported only when it is enabled.
 
-One server span per proxied call (``chat {configuration}``), one client span per upstream
-attempt, the client's W3C ``traceparent`` continued and (``propagateUpstream``) sent on
-upstream. docs/operations.md, "Traces", lists every attribute.
+The serving process keeps each call's spans as plain values (ids, times, attribute dicts),
+decides sampling, reads the client's W3C ``traceparent`` and writes the one it sends upstream,
+and hands each finished span to the exporter process (gateway.tracing.exporter_process) over
+a bounded queue: no SDK span, no OTLP encoding, no network on the serving loop. One server
+span per proxied call (``chat {configuration}``), one client span per upstream attempt.
+docs/operations.md, "Traces", lists every attribute.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
-import os
+import multiprocessing
+import queue as queues
+import random
 import re
+import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import msgspec
-from opentelemetry.context import Context
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode, set_span_in_context
+from opentelemetry.trace import get_current_span
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from gateway.domain.settings import OtelSettings
@@ -34,68 +37,25 @@ from gateway.tracing.attributes import (
     request_attributes,
     span_name,
 )
-from gateway.tracing.export import BoundedExport
+from gateway.tracing.exporter_process import SpanTuple, export_forever
 
 if TYPE_CHECKING:
     from gateway.telemetry.records import TelemetryRecord
 
 log = logging.getLogger(__name__)
-DEFAULT_SERVICE_NAME = "llm-gateway"
+SERVER, CLIENT = 2, 3  # OTLP span kinds
+LOG_INTERVAL_SECONDS = 60.0
+_ID_LIMIT = 2**64
 _PROPAGATOR = TraceContextTextMapPropagator()
 _ENCODER = msgspec.json.Encoder()
-# Key-shaped strings in captured content, whatever their provider: the logs' rule.
+# Key-shaped strings in captured content, whatever their provider.
 _KEY_SHAPES = re.compile(r"\b(sk-[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{30,}|AKIA[0-9A-Z]{16})")
 REDACTED = "[redacted]"
+_LOGGED_FAULTS: set[str] = set()
 
 
-def build_tracer(
-    settings: OtelSettings,
-    on_drop: Callable[[int], None],
-    secrets: Callable[[], tuple[str, ...]],
-) -> OtelTracer:
-    # The exporters log every failed export; the processor counts them and logs once a
-    # minute instead (docs/operations.md, "Traces").
-    logging.getLogger("opentelemetry.exporter").setLevel(logging.CRITICAL)
-    name = settings.service_name or os.environ.get("OTEL_SERVICE_NAME") or DEFAULT_SERVICE_NAME
-    provider = TracerProvider(
-        resource=Resource.create({"service.name": name}),
-        sampler=ParentBased(TraceIdRatioBased(settings.sample_ratio)),
-    )
-    processor = BoundedExport(_exporter(settings), settings.max_queue_spans, on_drop)
-    provider.add_span_processor(processor)
-    return OtelTracer(provider, processor, settings, secrets)
-
-
-def protocol_of(settings: OtelSettings) -> str:
-    return (
-        settings.protocol
-        or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
-        or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL")
-        or "http/protobuf"
-    )
-
-
-def http_endpoint(endpoint: str) -> str:
-    """The collector's base URL -> its traces URL (as the OTLP variables are read)."""
-    trimmed = endpoint.rstrip("/")
-    return trimmed if trimmed.endswith("/v1/traces") else f"{trimmed}/v1/traces"
-
-
-def _exporter(settings: OtelSettings) -> Any:
-    headers = dict(settings.headers) if settings.headers is not None else None
-    timeout = settings.export_timeout_seconds
-    if protocol_of(settings) == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
-            OTLPSpanExporter as GrpcExporter,
-        )
-
-        endpoint = settings.endpoint
-        insecure = endpoint.startswith("http://") if endpoint is not None else None
-        return GrpcExporter(endpoint=endpoint, insecure=insecure, headers=headers, timeout=timeout)
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-
-    endpoint = http_endpoint(settings.endpoint) if settings.endpoint is not None else None
-    return OTLPSpanExporter(endpoint=endpoint, headers=headers, timeout=timeout)
+def build_tracer(settings: OtelSettings, secrets: Callable[[], tuple[str, ...]]) -> OtelTracer:
+    return OtelTracer(settings, secrets)
 
 
 def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
@@ -115,55 +75,116 @@ def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
     return guarded
 
 
-_LOGGED_FAULTS: set[str] = set()
+def _new_id() -> int:
+    return random.getrandbits(64) or 1
 
 
 class OtelTracer:
     def __init__(
         self,
-        provider: TracerProvider,
-        processor: BoundedExport,
         settings: OtelSettings,
         secrets: Callable[[], tuple[str, ...]],
     ) -> None:
-        self._provider = provider
-        self._processor = processor
-        self._tracer = provider.get_tracer("gateway")
         self._settings = settings
         self._secrets = secrets
+        # TraceIdRatioBased's rule: the trace id's low 64 bits below ratio * 2**64.
+        self._bound = round(settings.sample_ratio * _ID_LIMIT)
+        self._context = multiprocessing.get_context("spawn")
+        self._undelivered = self._context.Value("q", 0)
+        self._full = 0  # spans the queue had no room for
+        self._reported = 0
+        self._logged_at = time.monotonic()
+        self._lock = threading.Lock()
+        self._queue: Any = None
+        self._process: Any = None
+        self._start_exporter()
+
+    def _start_exporter(self) -> None:
+        self._queue = self._context.Queue(self._settings.max_queue_spans)
+        self._process = self._context.Process(
+            target=export_forever,
+            args=(self._queue, self._settings, self._undelivered),
+            name="gateway-otel-exporter",
+            daemon=True,
+        )
+        self._process.start()
+
+    @property
+    def settings(self) -> OtelSettings:
+        return self._settings
+
+    @property
+    def exporter_pid(self) -> int | None:
+        """The exporter process's id (bench/otel_cost.py reads its CPU time)."""
+        pid: int | None = self._process.pid
+        return pid
 
     @_guarded
     def start_call(
         self, endpoint: str, configuration: str, body: Mapping[str, Any], carrier: Mapping[str, str]
     ) -> CallSpan | None:
-        parent = _PROPAGATOR.extract(carrier) if "traceparent" in carrier else None
-        span = self._tracer.start_span(
-            span_name(endpoint, configuration),
-            context=parent,
-            kind=SpanKind.SERVER,
-            attributes=request_attributes(endpoint, configuration, body),
-        )
-        if not span.is_recording():
-            return None
-        call = _Call(self, span, endpoint, body.get("stream") is True)
+        self._check()
+        parent_id, remote, tracestate = 0, False, None
+        trace_id = 0
+        if "traceparent" in carrier:
+            parent = get_current_span(_PROPAGATOR.extract(carrier)).get_span_context()
+            if parent.is_valid:
+                if not parent.trace_flags.sampled:
+                    return None  # the client's trace is not sampled: neither is this call
+                trace_id, parent_id, remote = parent.trace_id, parent.span_id, True
+                tracestate = carrier.get("tracestate")
+        if not trace_id:
+            trace_id = random.getrandbits(128) or 1
+            if (trace_id & (_ID_LIMIT - 1)) >= self._bound:
+                return None
+        attributes = request_attributes(endpoint, configuration, body)
+        call = _Call(self, trace_id, parent_id, remote, tracestate, endpoint, attributes)
+        call.stream = body.get("stream") is True
         if self._settings.capture_content:
             call.capture("gen_ai.input.messages", _input_messages(body))
         return call
 
+    def submit(self, span: SpanTuple) -> None:
+        """On the serving loop: one put, or one count when the queue is full."""
+        try:
+            self._queue.put_nowait(span)
+        except queues.Full:
+            with self._lock:
+                self._full += 1
+
     def dropped_spans(self) -> int:
-        return self._processor.dropped
+        return self._full + int(self._undelivered.value)
+
+    def _check(self) -> None:
+        """At most once a minute, on a call: the drops logged, a dead exporter restarted."""
+        now = time.monotonic()
+        if now - self._logged_at < LOG_INTERVAL_SECONDS:
+            return
+        self._logged_at = now
+        undelivered = int(self._undelivered.value)
+        dropped = self._full + undelivered
+        if dropped > self._reported:
+            log.warning(
+                "traces: %d spans not delivered in the last minute (queue full or the "
+                "collector unreachable); see gateway_otel_spans_dropped",
+                dropped - self._reported,
+            )
+            self._reported = dropped
+        if not self._process.is_alive():
+            log.warning(
+                "traces: the exporter process ended (exit %s); restarting it",
+                self._process.exitcode,
+            )
+            self._start_exporter()
 
     def shutdown(self) -> None:
-        self._provider.shutdown()
-
-    # For _Call.
-    @property
-    def tracer(self) -> Any:
-        return self._tracer
-
-    @property
-    def settings(self) -> OtelSettings:
-        return self._settings
+        """The spans queued are exported (10 s at most), then the exporter ends."""
+        with contextlib.suppress(queues.Full):
+            self._queue.put(None, timeout=1.0)
+        self._process.join(timeout=10.0)
+        if self._process.is_alive():
+            self._process.terminate()
+        self._queue.close()
 
     def redact(self, text: str) -> str:
         for secret in self._secrets():
@@ -173,18 +194,45 @@ class OtelTracer:
 
 
 class _Call:
-    __slots__ = ("_endpoint", "_owner", "_span", "_started_ns", "_stream")
+    __slots__ = (
+        "_attributes",
+        "_endpoint",
+        "_events",
+        "_owner",
+        "_parent_id",
+        "_remote",
+        "_span_id",
+        "_started_ns",
+        "_trace_id",
+        "_tracestate",
+        "stream",
+    )
 
-    def __init__(self, owner: OtelTracer, span: Span, endpoint: str, stream: bool) -> None:
+    def __init__(
+        self,
+        owner: OtelTracer,
+        trace_id: int,
+        parent_id: int,
+        remote: bool,
+        tracestate: str | None,
+        endpoint: str,
+        attributes: dict[str, Any],
+    ) -> None:
         self._owner = owner
-        self._stream = stream
-        self._span = span
+        self._trace_id = trace_id
+        self._parent_id = parent_id
+        self._remote = remote
+        self._tracestate = tracestate
+        self._span_id = _new_id()
         self._endpoint = endpoint
+        self._attributes = attributes
+        self._events: list[tuple[str, dict[str, Any], int]] = []
         self._started_ns = time.time_ns()
+        self.stream = False
 
     @property
     def trace_id(self) -> str:
-        return format(self._span.get_span_context().trace_id, "032x")
+        return format(self._trace_id, "032x")
 
     @_guarded
     def attempt(
@@ -198,17 +246,12 @@ class _Call:
             "server.address": urlsplit(host).hostname or host,
             "gateway.retry": retry,
         }
-        span = self._owner.tracer.start_span(
-            f"{operation_name(self._endpoint)} {model}",
-            context=set_span_in_context(self._span, Context()),
-            kind=SpanKind.CLIENT,
-            attributes=attributes,
-        )
-        return _Attempt(span, self._owner.settings.propagate_upstream)
+        name = f"{operation_name(self._endpoint)} {model}"
+        return _Attempt(self._owner, self, name, attributes)
 
     @_guarded
     def note_answer(self, body: Mapping[str, Any]) -> None:
-        self._span.set_attributes(answer_attributes(body))
+        self._attributes.update(answer_attributes(body))
         if self._owner.settings.capture_content:
             choices = body.get("choices")
             if isinstance(choices, list):
@@ -217,53 +260,98 @@ class _Call:
 
     @_guarded
     def note_cached_tokens(self, tokens: int) -> None:
-        self._span.set_attribute("gen_ai.usage.cache_read.input_tokens", tokens)
+        self._attributes["gen_ai.usage.cache_read.input_tokens"] = tokens
 
-    @_guarded
     def capture(self, name: str, value: Any) -> None:
         text = self._owner.redact(_ENCODER.encode(value).decode())
-        self._span.add_event("gen_ai.client.inference.operation.details", {name: text})
+        event = ("gen_ai.client.inference.operation.details", {name: text}, time.time_ns())
+        self._events.append(event)
 
     @_guarded
     def finish(self, record: TelemetryRecord) -> None:
-        span = self._span
-        span.set_attributes(record_attributes(record))
+        self._attributes.update(record_attributes(record))
         ttft = record.time_to_first_token_ms
-        if ttft is not None and self._stream:
+        if ttft is not None and self.stream:
             at = self._started_ns + int(ttft * 1_000_000)
-            span.add_event("gen_ai.first_token", {"gateway.time_to_first_token_ms": ttft}, at)
-        if record.error_class is not None:
-            span.set_status(Status(StatusCode.ERROR, str(record.error_class)))
-        span.end()
+            self._events.append(
+                ("gen_ai.first_token", {"gateway.time_to_first_token_ms": ttft}, at)
+            )
+        error = str(record.error_class) if record.error_class is not None else None
+        self._owner.submit(
+            (
+                span_name(self._endpoint, str(self._attributes["gen_ai.request.model"])),
+                self._trace_id,
+                self._span_id,
+                self._parent_id,
+                self._remote,
+                SERVER,
+                self._started_ns,
+                time.time_ns(),
+                self._attributes,
+                self._events,
+                error,
+            )
+        )
+
+    # For _Attempt.
+    @property
+    def ids(self) -> tuple[int, int]:
+        return self._trace_id, self._span_id
+
+    @property
+    def tracestate(self) -> str | None:
+        return self._tracestate
 
 
 class _Attempt:
-    __slots__ = ("_propagate", "_span")
+    __slots__ = ("_attributes", "_call", "_name", "_owner", "_span_id", "_started_ns")
 
-    def __init__(self, span: Span, propagate: bool) -> None:
-        self._span = span
-        self._propagate = propagate
+    def __init__(
+        self, owner: OtelTracer, call: _Call, name: str, attributes: dict[str, Any]
+    ) -> None:
+        self._owner = owner
+        self._call = call
+        self._name = name
+        self._attributes = attributes
+        self._span_id = _new_id()
+        self._started_ns = time.time_ns()
 
     @_guarded
-    def traceparent(self) -> str | None:
-        if not self._propagate:
-            return None
-        carrier: dict[str, str] = {}
-        _PROPAGATOR.inject(carrier, context=set_span_in_context(self._span, Context()))
-        return carrier.get("traceparent")
+    def headers(self) -> dict[str, str]:
+        if not self._owner.settings.propagate_upstream:
+            return {}
+        trace_id, _ = self._call.ids
+        sent = {"traceparent": f"00-{trace_id:032x}-{self._span_id:016x}-01"}
+        if self._call.tracestate:
+            sent["tracestate"] = self._call.tracestate
+        return sent
 
     @_guarded
     def end(self, status: int | None, failure: str | None, not_retried: str | None) -> None:
-        span = self._span
+        attributes = self._attributes
         if status is not None:
-            span.set_attribute("http.response.status_code", status)
+            attributes["http.response.status_code"] = status
         if failure is not None:
-            span.set_attribute("error.type", failure)
-            span.set_attribute("gateway.retried", not_retried is None)
+            attributes["error.type"] = failure
+            attributes["gateway.retried"] = not_retried is None
             if not_retried is not None:
-                span.set_attribute("gateway.not_retried_because", not_retried)
-            span.set_status(Status(StatusCode.ERROR, failure))
-        span.end()
+                attributes["gateway.not_retried_because"] = not_retried
+        trace_id, parent_id = self._call.ids
+        self._owner.submit(
+            (
+                self._name,
+                trace_id,
+                self._span_id,
+                parent_id,
+                False,
+                CLIENT,
+                self._started_ns,
+                time.time_ns(),
+                attributes,
+                [],
+                failure,
+            )
+        )
 
 
 def _input_messages(body: Mapping[str, Any]) -> Any:

@@ -14,7 +14,7 @@ import openai
 import pytest
 
 from tests.support.fake_upstream import FakeUpstream
-from tests.support.gateway import TEST_KEY, RunningGateway, gateway_yaml, running_gateway
+from tests.support.gateway import ADMIN_KEY, TEST_KEY, RunningGateway, gateway_yaml, running_gateway
 from tests.support.otlp import GrpcReceiver, HttpReceiver, ReceivedSpan
 
 SERVER, CLIENT = 2, 3  # OTLP span kinds
@@ -47,7 +47,7 @@ def receiver() -> Iterator[HttpReceiver]:
 def gateway(
     upstream: FakeUpstream, sqlite_url: str, receiver: HttpReceiver
 ) -> Iterator[RunningGateway]:
-    otel = f'endpoint: "{receiver.url}", serviceName: gw-test'
+    otel = f'endpoint: "{receiver.url}", serviceName: gw-test, traceUrl: "http://t/{{traceId}}"'
     with running_gateway(_yaml(upstream, sqlite_url, otel)) as running:
         yield running
 
@@ -107,6 +107,11 @@ def test_a_call_continues_the_clients_trace_with_genai_attributes_and_reaches_th
     (row,) = gateway.rows(expect=1)
     assert attributes["gateway.cost_usd"] == pytest.approx(float(row["actual_cost"]))
     assert row["trace_id"] == CLIENT_TRACE
+    admin = {"authorization": f"Bearer {ADMIN_KEY}"}
+    detail = httpx.get(f"{gateway.url}/admin/api/calls/{row['id']}", headers=admin).json()
+    assert (detail["traceId"], detail["traceUrl"]) == (CLIENT_TRACE, f"http://t/{CLIENT_TRACE}")
+    page = httpx.get(f"{gateway.url}/admin/calls/{row['id']}", headers=admin).text
+    assert f'<a href="http://t/{CLIENT_TRACE}"><code>{CLIENT_TRACE}</code></a>' in page
     assert "error.type" not in attributes
     assert not any(TEST_KEY in str(value) for value in attributes.values())
 
@@ -231,7 +236,7 @@ def test_an_absent_collector_costs_no_call_and_no_row_and_counts_its_drops(
         dropped = 0.0
         for _ in range(100):
             metrics = httpx.get(f"{gateway.url}/metrics", timeout=5).text
-            name = "gateway_otel_spans_dropped_total"
+            name = "gateway_otel_spans_dropped"
             line = [x for x in metrics.splitlines() if x.startswith(name)]
             dropped = float(line[0].split()[-1]) if line else 0.0
             if dropped >= 10:
