@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -16,6 +17,7 @@ import pytest
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.gateway import ADMIN_KEY, TEST_KEY, RunningGateway, gateway_yaml, running_gateway
 from tests.support.otlp import GrpcReceiver, HttpReceiver, ReceivedSpan
+from tests.support.process import free_port, serving
 
 SERVER, CLIENT = 2, 3  # OTLP span kinds
 CLIENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -289,3 +291,32 @@ def test_sampled_out_calls_have_no_span_and_no_trace_id(
 
 async def _flush(gateway: RunningGateway) -> None:
     await asyncio.to_thread(gateway.runtime.tracer.shutdown)
+
+
+def test_gateway_serve_with_two_workers_exports_every_call_and_flushes_on_sigterm(
+    tmp_path: Path, receiver: HttpReceiver
+) -> None:
+    port = free_port()
+    config = tmp_path / "gateway.yaml"
+    config.write_text(
+        f'server: {{workers: 2}}\ndatabase: {{url: "sqlite+aiosqlite:///{tmp_path}/g.db"}}\n'
+        "auth: {allowUnauthenticated: true}\n"
+        f'telemetry: {{otel: {{enabled: true, endpoint: "{receiver.url}"}}}}\n'
+        "providers: [{id: demo, adapter: echo}]\n"
+        "models: [{id: m, provider: demo, capabilities: [chat]}]\n"
+        "configurations: [{id: c, mode: fixed, model: m}]\n"
+    )
+    trace_ids = set()
+    with serving(config, "--port", str(port), port=port) as served:
+        for _ in range(8):
+            answer = httpx.post(
+                f"{served.base}/v1/chat/completions",
+                json={"model": "c", "messages": MESSAGES},
+                timeout=10,
+            )
+            assert answer.status_code == 200
+            trace_ids.add(answer.headers["x-gateway-trace-id"])
+        served.stop()  # SIGTERM: each worker's exporter sends what it holds
+    spans = receiver.wait_for(16, timeout=15)
+    assert {span.trace_id for span in spans if span.kind == SERVER} == trace_ids
+    assert len([span for span in spans if span.kind == CLIENT]) == 8
