@@ -39,6 +39,13 @@ class Metrics:
             ["operation", "status"],
             registry=self.registry,
         )
+        self.otel_dropped = Gauge(
+            "gateway_otel_spans_dropped",
+            "Spans not delivered to the OpenTelemetry collector since start: its queue was "
+            "full or the export failed (telemetry.otel).",
+            registry=self.registry,
+            multiprocess_mode="sum",
+        )
         self.errors = Counter(
             "gateway_errors",
             "Calls that failed, by the row's error_class.",

@@ -28,6 +28,7 @@ from gateway.budgets import DatabaseBudgets, hold_seconds_for
 from gateway.cache import StoredResponseCache, make_store
 from gateway.cache.keys import configuration_fingerprints
 from gateway.circuits import CircuitStates, InProcessCircuits
+from gateway.config.errors import ConfigError
 from gateway.db.console_sessions import SessionRevocations
 from gateway.db.engine import create_engine
 from gateway.db.redis_values import SkippedValues
@@ -46,6 +47,7 @@ from gateway.tasks import Supervisor
 from gateway.telemetry.overview import SettledDays
 from gateway.telemetry.retention import Retention
 from gateway.telemetry.writer import TelemetryWriter, WriterSettings
+from gateway.tracing import CallTracer, NoTracing
 from gateway.upstream.base import Adapter
 from gateway.upstream.http import ReadLimits, Transport, UpstreamHTTP
 from gateway.upstream.registry import AdapterRegistry
@@ -144,6 +146,20 @@ class Runtime:
             fingerprints=configuration_fingerprints(config),
             tasks=self.tasks,
         )
+        self.tracer: CallTracer = NoTracing()
+        if config.telemetry.otel.enabled:
+            # Imported only here: the OpenTelemetry SDK costs a process that traces nothing.
+            try:
+                from gateway.tracing.otel import build_tracer
+            except ImportError as missing:
+                raise ConfigError(
+                    [
+                        "telemetry.otel.enabled: the OpenTelemetry SDK is not installed"
+                        " (pip install 'llm-gateway[otel]')"
+                    ]
+                ) from missing
+
+            self.tracer = build_tracer(config.telemetry.otel, self._provider_keys)
         # routing.exploration's counts, per configuration id: kept across reloads.
         self._exploration: dict[str, ExplorationCounts] = {}
         self.serving = self._serving(config, ConfigVersion(digest, utc_now()))
@@ -202,12 +218,18 @@ class Runtime:
             self.metrics,
             budgets=self.budgets,
             cache=self.cache.with_fingerprints(configuration_fingerprints(config)),
+            tracer=self.tracer,
         )
         auth = config.auth
         signer = signer_for(auth.admin_key_hash, auth.console_session_hours)
         return Serving(
             config, version, KeyRing(auth), signals, snapshots, resolver, pipeline, signer
         )
+
+    def _provider_keys(self) -> tuple[str, ...]:
+        """The provider keys captured content is redacted of (telemetry.otel.captureContent)."""
+        providers = self.serving.config.providers.values()
+        return tuple(provider.api_key for provider in providers if provider.api_key)
 
     def _breakers_for(self, config: GatewayConfig) -> CircuitStates:
         settings = config.circuit_breaker
@@ -281,6 +303,7 @@ class Runtime:
         if self.retention is not None:
             await self.retention.stop()
         await self.writer.stop()
+        await asyncio.to_thread(self.tracer.shutdown)  # the spans queued are sent (5 s at most)
         await self.http.aclose()
         await self.engine.dispose()
         if self._redis is not None:
@@ -294,6 +317,7 @@ class Runtime:
             self.refresh_gauges(self.metrics)
 
     def refresh_gauges(self, metrics: Metrics) -> None:
+        metrics.otel_dropped.set(self.tracer.dropped_spans())
         metrics.queue_depth.set(self.writer.queue_depth)
         pool = self.http.pool()
         metrics.upstream_pool_size.set(pool.size)

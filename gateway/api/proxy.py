@@ -51,6 +51,15 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
+def _trace_carrier(scope: Scope) -> dict[str, str]:
+    """The client's W3C trace context headers (telemetry.otel continues its trace)."""
+    carrier: dict[str, str] = {}
+    for key, value in scope["headers"]:
+        if key == b"traceparent" or key == b"tracestate":
+            carrier[key.decode()] = value.decode("latin-1")
+    return carrier
+
+
 def _no_cache(value: str | None) -> bool:
     """``x-gateway-cache: no-cache`` (among comma-separated directives) bypasses the cache."""
     if not value:
@@ -131,13 +140,13 @@ async def _proxy(endpoint: Endpoint, scope: Scope, receive: Receive, send: Send)
     except InvalidRequest as error:
         named = refused_request(endpoint, raw)
         if named is not None:  # it named a configuration: a row, like any call
-            ctx = serving.pipeline.context(named, key, request_id)
+            ctx = serving.pipeline.context(named, key, request_id, _trace_carrier(scope))
             await send_answer(send, await serving.pipeline.refuse(ctx, error), request_id)
             return
         await _refuse(scope, send, error_answer(error), request_id, endpoint, started)
         return
     pipeline = serving.pipeline
-    ctx = pipeline.context(request, key, request_id)
+    ctx = pipeline.context(request, key, request_id, _trace_carrier(scope))
     if request.stream:
         outcome = await pipeline.stream(ctx)
         if isinstance(outcome, StreamAnswer):

@@ -83,6 +83,8 @@ def _convert(value: Any, tp: Any, problems: Problems, path: str) -> Any:
         return _convert(value, inner, problems, path)
     if origin is list:
         return _convert_list(value, get_args(tp)[0], problems, path)
+    if origin is dict:
+        return _convert_mapping(value, get_args(tp)[1], problems, path)
     if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
         return _convert_struct(value, tp, problems, path)
     if isinstance(tp, type) and issubclass(tp, Enum):
@@ -129,6 +131,24 @@ def _convert_list(value: Any, item_type: Any, problems: Problems, path: str) -> 
             failed = failed or not salvage
             converted = None
         result.append(converted)
+    return INVALID if failed else result
+
+
+def _convert_mapping(value: Any, value_type: Any, problems: Problems, path: str) -> Any:
+    """A mapping of names (strings) to values of ``value_type``."""
+    if not isinstance(value, dict):
+        problems.add(path, f"expected a mapping, got {yaml_type(value)}")
+        return INVALID
+    result: dict[str, Any] = {}
+    failed = False
+    for name, element in value.items():
+        if not isinstance(name, str):
+            problems.add(path, f"expected names as strings, got {yaml_type(name)}")
+            failed = True
+            continue
+        converted = _convert(element, value_type, problems, f"{path}.{name}")
+        failed = failed or isinstance(converted, _Invalid)
+        result[name] = converted
     return INVALID if failed else result
 
 

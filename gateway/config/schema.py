@@ -122,9 +122,29 @@ class DatabaseSchema(Section):
     url: Annotated[str, NonEmpty()] = "sqlite+aiosqlite:///gateway.db"
 
 
+class OtelProtocol(StrEnum):
+    HTTP = "http/protobuf"
+    GRPC = "grpc"
+
+
+class OtelSchema(Section):
+    enabled: bool = False
+    endpoint: Annotated[str, NonEmpty()] | None = None  # else OTEL_EXPORTER_OTLP_* variables
+    protocol: OtelProtocol | None = None  # else OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf
+    headers: dict[str, str] | None = None  # else OTEL_EXPORTER_OTLP_HEADERS
+    service_name: Annotated[str, NonEmpty()] | None = None  # else OTEL_SERVICE_NAME
+    sample_ratio: Annotated[float, Ge(0), Le(1)] = 1.0
+    capture_content: bool = False
+    propagate_upstream: bool = True
+    trace_url: Annotated[str, NonEmpty()] | None = None  # e.g. http://jaeger:16686/trace/{traceId}
+    max_queue_spans: Annotated[int, Ge(1)] = 2048
+    export_timeout_seconds: Annotated[float, Gt(0)] = 5.0
+
+
 class TelemetrySchema(Section):
     enabled: bool = True
     retention_days: Annotated[int, Ge(1)] = 90
+    otel: OtelSchema | None = None
 
 
 class CacheStoreSchema(Section):

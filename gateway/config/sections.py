@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gateway.config.schema import BudgetSchema, FileSchema, LimitsSchema, RateLimitSchema
+from gateway.config.schema import (
+    BudgetSchema,
+    FileSchema,
+    LimitsSchema,
+    OtelSchema,
+    RateLimitSchema,
+)
 from gateway.domain.limits import RateLimit
 from gateway.domain.model import BudgetLimits, BudgetSpec, ExplorationSettings, RoutingSettings
 from gateway.domain.settings import (
@@ -12,6 +18,7 @@ from gateway.domain.settings import (
     CircuitBreakerSettings,
     DatabaseSettings,
     HealthSettings,
+    OtelSettings,
     ServerSettings,
     TelemetrySettings,
 )
@@ -49,7 +56,9 @@ def resolve_sections(file: FileSchema) -> Sections:
         ),
         database=DatabaseSettings(url=file.database.url),
         telemetry=TelemetrySettings(
-            enabled=file.telemetry.enabled, retention_days=file.telemetry.retention_days
+            enabled=file.telemetry.enabled,
+            retention_days=file.telemetry.retention_days,
+            otel=_otel(file.telemetry.otel),
         ),
         budgets=BudgetSettings(on_database_outage=file.budgets.on_database_outage.value),
         routing=RoutingSettings(
@@ -102,3 +111,22 @@ def to_rate_limit(entry: RateLimitSchema | None) -> RateLimit | None:
         concurrent=entry.concurrent,
     )
     return None if limit.is_empty else limit
+
+
+def _otel(entry: OtelSchema | None) -> OtelSettings:
+    if entry is None:
+        return OtelSettings()
+    headers = tuple(sorted(entry.headers.items())) if entry.headers is not None else None
+    return OtelSettings(
+        enabled=entry.enabled,
+        endpoint=entry.endpoint,
+        protocol=entry.protocol.value if entry.protocol is not None else None,
+        headers=headers,
+        service_name=entry.service_name,
+        sample_ratio=entry.sample_ratio,
+        capture_content=entry.capture_content,
+        propagate_upstream=entry.propagate_upstream,
+        trace_url=entry.trace_url,
+        max_queue_spans=entry.max_queue_spans,
+        export_timeout_seconds=entry.export_timeout_seconds,
+    )

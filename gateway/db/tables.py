@@ -89,6 +89,8 @@ telemetry = Table(
     Column("upstream_model", String(255)),
     # Migration 0006 (after 0005, before 0004): exploration chose the model, not the ranking.
     _flag("routing_explored"),
+    # Migration 0013: the call's OpenTelemetry trace (telemetry.otel), 32 hex digits.
+    Column("trace_id", String(32), index=True),
 )
 
 # Covering index for the call-history GROUP BY (gateway.signals.history): the

@@ -36,9 +36,27 @@ class DatabaseSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class OtelSettings:
+    """telemetry.otel: OpenTelemetry traces (docs/operations.md, "Traces")."""
+
+    enabled: bool = False
+    endpoint: str | None = None
+    protocol: str | None = None  # http/protobuf | grpc; None: the environment's, else http
+    headers: tuple[tuple[str, str], ...] | None = field(default=None, repr=False)  # may be auth
+    service_name: str | None = None
+    sample_ratio: float = 1.0
+    capture_content: bool = False
+    propagate_upstream: bool = True
+    trace_url: str | None = None
+    max_queue_spans: int = 2048
+    export_timeout_seconds: float = 5.0
+
+
+@dataclass(frozen=True, slots=True)
 class TelemetrySettings:
     enabled: bool = True
     retention_days: int = 90
+    otel: OtelSettings = OtelSettings()
 
 
 @dataclass(frozen=True, slots=True)

@@ -126,6 +126,18 @@ class Attempts:
                 raise last or UpstreamError(FailureKind.TIMEOUT, "the call's deadline passed")
             if attempt > 0:  # counted when sent, not when scheduled
                 ctx.record.provider_retries += 1
+            headers = {"x-request-id": ctx.request_id}
+            span = None
+            if ctx.span is not None:
+                span = ctx.span.attempt(
+                    provider.id,
+                    provider.adapter.value,
+                    provider.base_url,
+                    target.model.name,
+                    attempt,
+                )
+                if span is not None:
+                    headers.update(span.headers() or {})
             call = UpstreamCall(
                 provider=provider,
                 model=target.model,
@@ -133,14 +145,20 @@ class Attempts:
                 body=ctx.request.body,
                 stream=ctx.request.stream,
                 remaining_seconds=remaining,
-                headers={"x-request-id": ctx.request_id},
+                headers=headers,
             )
             started = time.perf_counter()
             try:
                 result = await dispatch(adapter, call)
             except UpstreamError as error:
                 failure = error
+            except asyncio.CancelledError:
+                if span is not None:
+                    span.end(None, "cancelled", "the call was cancelled")
+                raise
             except Exception as exc:
+                if span is not None:
+                    span.end(None, "internal_error", "a fault of the gateway's own")
                 # A fault of the gateway's own (a bug in a translation, say): the provider
                 # was not at fault, so it is neither retried nor fallen back from, and its
                 # health and circuit are untouched; the call ends as a 500 with its row.
@@ -154,11 +172,16 @@ class Attempts:
             else:
                 self._observe(provider.id, time.perf_counter() - started, None)
                 self._breakers.record_success(provider.id)
+                if span is not None:
+                    span.end(200, None, None)
                 return result
             self._observe(provider.id, time.perf_counter() - started, failure.kind)
             if not failure.retryable:
                 self._breakers.record_success(provider.id)  # it answered: the fault is ours
-                _not_retried(ctx, provider.id, failure, "the upstream refused the request itself")
+                refusal = "the upstream refused the request itself"
+                if span is not None:
+                    span.end(failure.status, failure.kind, refusal)
+                _not_retried(ctx, provider.id, failure, refusal)
                 raise failure
             opened = self._failed(ctx, target, failure)
             last = failure
@@ -168,6 +191,8 @@ class Attempts:
             if reason is None:
                 delay = retry_delay(attempt, failure.retry_after)
                 if delay < ctx.remaining():
+                    if span is not None:
+                        span.end(failure.status, failure.kind, None)
                     attempt += 1
                     log.info(
                         "call %s: retrying %s in %.2f s after %s (retry %d of %d)",
@@ -181,6 +206,8 @@ class Attempts:
                     await asyncio.sleep(delay)
                     continue
                 reason = f"its {delay:.2f} s backoff would pass the call's deadline"
+            if span is not None:
+                span.end(failure.status, failure.kind, reason)
             _not_retried(ctx, provider.id, failure, reason)
             raise failure
 

@@ -14,6 +14,7 @@ from gateway.inbound import InboundRequest
 from gateway.routing.decision import Decision
 from gateway.routing.detail import AttemptNote, CallTrail
 from gateway.telemetry.records import TelemetryRecord
+from gateway.tracing import CallSpan
 
 
 @dataclass(slots=True)
@@ -93,6 +94,7 @@ class CallContext:
     record: TelemetryRecord = field(init=False)
     # Holds on the budgets of fallbacks the call reached, settled with the primary's.
     fallback_holds: list[Reservation] = field(default_factory=list)
+    span: CallSpan | None = None  # telemetry.otel: the call's server span
 
     def __post_init__(self) -> None:
         self.record = TelemetryRecord(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
@@ -48,6 +48,7 @@ from gateway.pipeline.stream_open import OpenedStream, counting_tracker, open_ch
 from gateway.pricing import format_usd, usd_json_number
 from gateway.telemetry.access import log_call, log_refused
 from gateway.telemetry.records import TelemetryRecord
+from gateway.tracing import TRACE_HEADER, CallTracer, NoTracing
 from gateway.upstream.base import Adapter, UpstreamCall, UpstreamReply
 from gateway.upstream.redaction import redact_key_bytes, redact_optional
 from gateway.usage.tokens import TokenCounter
@@ -111,6 +112,7 @@ class Pipeline:
         observer: CallObserver,
         budgets: BudgetGate | None = None,
         cache: ResponseCache | None = None,
+        tracer: CallTracer | None = None,
     ) -> None:
         self._config = config
         self._resolver = resolver
@@ -120,10 +122,25 @@ class Pipeline:
         self._observer = observer
         self._budgets: BudgetGate = budgets or NoBudgets()
         self._cache: ResponseCache = cache or NoCache()
+        self._tracer: CallTracer = tracer or NoTracing()
 
-    def context(self, request: InboundRequest, key: ApiKey | None, request_id: str) -> CallContext:
+    def context(
+        self,
+        request: InboundRequest,
+        key: ApiKey | None,
+        request_id: str,
+        carrier: Mapping[str, str] | None = None,
+    ) -> CallContext:
+        """A call's state; ``carrier``: the client's trace headers (traceparent, tracestate)."""
         deadline = time.monotonic() + self._config.server.request_timeout_seconds
-        return CallContext(request, key, request_id, deadline)
+        ctx = CallContext(request, key, request_id, deadline)
+        span = self._tracer.start_call(
+            request.endpoint.value, request.configuration, request.body, carrier or {}
+        )
+        if span is not None:
+            ctx.span = span
+            ctx.record.trace_id = span.trace_id
+        return ctx
 
     async def complete(self, ctx: CallContext) -> Answer:
         """A whole (non-stream) call."""
@@ -160,9 +177,11 @@ class Pipeline:
             raise
         else:
             if isinstance(served, StreamAnswer):
+                _trace_header(ctx, served.headers)
                 return served
             answer = served
         await self.end(ctx, held.reservation)
+        _trace_header(ctx, answer.headers)
         return answer
 
     async def refuse(self, ctx: CallContext, refused: GatewayError) -> Answer:
@@ -175,6 +194,7 @@ class Pipeline:
         ctx.record.error_class = ErrorClass.INVALID_REQUEST
         answer = self._error(ctx, refused)
         await self.end(ctx, None)
+        _trace_header(ctx, answer.headers)
         return answer
 
     async def _whole(self, ctx: CallContext, configuration: Configuration, held: _Held) -> Answer:
@@ -280,6 +300,8 @@ class Pipeline:
         )
         self._telemetry.submit(record)
         log_call(record, _PATHS[ctx.request.endpoint])
+        if ctx.span is not None:
+            ctx.span.finish(record)
 
     def _configuration(self, ctx: CallContext) -> Configuration:
         """Unknown configurations get a 404 and no row (there is nothing to attribute).
@@ -342,6 +364,8 @@ class Pipeline:
         record.upstream_model = upstream_model(target.model.name, record.response_model)
         headers = _served_headers(target)
         body = reply.body
+        if ctx.span is not None:
+            ctx.span.note_answer(body)
         invalid = reply.usage is not None and not believable(reply.usage, ctx.request)
         if invalid:
             log_invalid_usage(ctx.request_id, target.model.id)
@@ -353,6 +377,8 @@ class Pipeline:
             plain = redact_key_bytes(_ENCODER.encode(body), key)
             return Answer(200, plain, headers), plain if keep_plain else None
         amount = account_reported(record, reply.usage, target.model)
+        if ctx.span is not None:
+            ctx.span.note_cached_tokens(reply.usage.cache_read_tokens)
         usage = body.get("usage")
         if amount is None or not isinstance(usage, dict):
             plain = redact_key_bytes(_ENCODER.encode(body), key)
@@ -409,6 +435,11 @@ class Pipeline:
         # An unknown configuration is the client's text: it goes in no header.
         known = not isinstance(error, ModelNotFound)
         return error_answer(error, _failure_headers(ctx) if known else None)
+
+
+def _trace_header(ctx: CallContext, headers: dict[str, str]) -> None:
+    if ctx.span is not None:
+        headers[TRACE_HEADER] = ctx.span.trace_id
 
 
 def _served_headers(target: Target) -> dict[str, str]:

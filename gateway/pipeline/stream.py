@@ -271,6 +271,8 @@ class StreamRelay:
         invalid = usage is not None and not believable(usage, request)
         if usage is not None and not invalid:
             account_reported(record, usage, model)
+            if self.ctx.span is not None:
+                self.ctx.span.note_cached_tokens(usage.cache_read_tokens)
             return
         if invalid:
             log_invalid_usage(self.ctx.request_id, model.id)

@@ -164,6 +164,7 @@ async def call_detail(engine: AsyncEngine, call_id: int) -> dict[str, Any] | Non
         "routing_cost_basis",
         "estimated_input_tokens",
         "estimated_output_tokens",
+        "trace_id",
     ):
         found[_camel(name)] = row[name]
     found["estimatedCost"] = _money(row["estimated_cost"])

@@ -97,6 +97,9 @@ async def _call_of(runtime: Runtime, path_id: int) -> dict[str, Any]:
     found = await call_detail(runtime.engine, checked)
     if found is None:
         raise NotFound(f"No call {checked}.")
+    template = runtime.config.telemetry.otel.trace_url
+    trace = found.get("traceId")
+    found["traceUrl"] = template.replace("{traceId}", trace) if template and trace else None
     return found
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import inspect, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.db import migrate
@@ -31,7 +31,6 @@ from tests.unit.db.scratch import BACKENDS, scratch_database
 from tests.unit.signals.test_rollup_reads import random_records
 from tests.unit.telemetry.factory import NOW
 
-NEW_COLUMNS = ("output_tokens_per_second", "upstream_model")
 ROLLUP = {
     "hourly": telemetry_hourly,
     "latency": telemetry_hourly_latency,
@@ -90,10 +89,14 @@ async def test_the_backfill_equals_what_the_writer_keeps(empty_url: str) -> None
     engine = create_engine(empty_url)
     limits: dict[str, int] = {}
     try:
-        rows = [to_row(record, limits) for record in records]
-        for row in rows:
-            for name in NEW_COLUMNS:
-                row.pop(name)
+        async with engine.connect() as connection:  # the columns the table had at 0006
+            existing = await connection.run_sync(
+                lambda sync: {column["name"] for column in inspect(sync).get_columns("telemetry")}
+            )
+        rows = [
+            {name: value for name, value in to_row(record, limits).items() if name in existing}
+            for record in records
+        ]
         async with engine.begin() as connection:  # rows written before the rollup existed
             await connection.execute(telemetry.insert(), rows)
         migrate.upgrade(empty_url)

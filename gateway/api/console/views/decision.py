@@ -45,6 +45,7 @@ def call_page(call: dict[str, Any], frame: Frame) -> str:
             ("time to first token", ms(call["ttftMs"])),
             ("fallback attempts", count(call["fallbackAttempts"])),
             ("provider retries", count(call["providerRetries"])),
+            ("trace", _trace_cell(call)),
         ]
     )
     parts = [f"<h1>Call {esc(call['id'])}</h1>", summary]
@@ -142,3 +143,14 @@ def _decision(readout: dict[str, Any], call: dict[str, Any], *, failed: bool) ->
         f'<p><a href="{esc(why)}">Why this model now?</a> '
         "(the live readout for this configuration and operation)</p>"
     )
+
+
+def _trace_cell(call: dict[str, Any]) -> str:
+    """The call's OpenTelemetry trace id, linked by telemetry.otel.traceUrl when set."""
+    trace = call.get("traceId")
+    if not trace:
+        return "–"
+    link = call.get("traceUrl")
+    if link:
+        return f'<a href="{esc(link)}"><code>{esc(trace)}</code></a>'
+    return f"<code>{esc(trace)}</code>"
