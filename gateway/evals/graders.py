@@ -15,7 +15,16 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+# A number that stands alone: not inside a word or another number. Its sign is no
+# word's hyphen (the "-4" of "gpt-4o-mini"), its digits follow no letter, digit, "." or
+# word-hyphen ("v2", "claude-3"), and no letter, digit or ".digit" follows it ("4o",
+# "1.2.3"). A "." ending a sentence ("is 42.") is not part of it.
+_NUMBER = re.compile(
+    r"(?:(?<![\w.])[-+])?"
+    r"(?<![\w.])(?<!\w[-+])"
+    r"(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+    r"(?!\.?\w)"
+)
 _FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n(.*?)\n?```$", re.DOTALL)
 _SHOWN = 60  # characters of an answer quoted in a failure's reason
 
@@ -130,7 +139,8 @@ def parse_json_answer(answer: str) -> tuple[Any, str | None]:
 
 
 def number_in(answer: str) -> float | None:
-    """The answer as a number: the whole text when it is one, else the first number in it."""
+    """The answer as a number: the whole text when it is one, else the first number that
+    stands alone in it (see ``_NUMBER``: "gpt-4o-mini" holds none)."""
     text = answer.strip().replace(",", "")
     try:
         value = float(text)

@@ -22,15 +22,22 @@ _IMAGE_PART_TYPES = frozenset({"image_url", "image", "input_image"})
 # 2**31 - 1 (int32, which every upstream parses, and the usual "no limit" sentinel); no model
 # generates near that. Choices stop at 128, OpenAI's own bound. Within these a worst case fits
 # the budget counters on every database, so a huge value cannot turn into a database error.
+# Each field's range is (minimum, maximum): 1 up, except /v1/completions' max_tokens, which
+# may be 0 as OpenAI's schema allows (with echo and logprobs it scores a prompt, generating
+# nothing).
 MAX_TOKENS_BOUND = 2**31 - 1
 MAX_CHOICES = 128
 _BOUNDED = {
-    "max_tokens": MAX_TOKENS_BOUND,
-    "max_completion_tokens": MAX_TOKENS_BOUND,
-    "n": MAX_CHOICES,
+    "max_tokens": (1, MAX_TOKENS_BOUND),
+    "max_completion_tokens": (1, MAX_TOKENS_BOUND),
+    "n": (1, MAX_CHOICES),
 }
-_BOUNDED_COMPLETIONS = {**_BOUNDED, "best_of": MAX_CHOICES}
-_BOUNDED_RESPONSES = {"max_output_tokens": MAX_TOKENS_BOUND}
+_BOUNDED_COMPLETIONS = {
+    **_BOUNDED,
+    "max_tokens": (0, MAX_TOKENS_BOUND),
+    "best_of": (1, MAX_CHOICES),
+}
+_BOUNDED_RESPONSES = {"max_output_tokens": (1, MAX_TOKENS_BOUND)}
 # Deeper bodies are refused: encoding, hashing and counting them later would exhaust
 # the stack (a RecursionError, answered 500), and no real request nests this far.
 MAX_JSON_DEPTH = 128
@@ -184,14 +191,14 @@ def _operation_of(
     )
 
 
-def _check_bounds(body: dict[str, Any], bounds: dict[str, int]) -> None:
-    """Integers in 1..bound, or null (absent); checked before any budget is held."""
-    for name, bound in bounds.items():
+def _check_bounds(body: dict[str, Any], bounds: dict[str, tuple[int, int]]) -> None:
+    """Integers in their range, or null (absent); checked before any budget is held."""
+    for name, (least, most) in bounds.items():
         value = body.get(name)
         if value is None:
             continue
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= bound:
-            raise InvalidRequest(f"'{name}' must be an integer from 1 to {bound}.", param=name)
+        if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
+            raise InvalidRequest(f"'{name}' must be an integer from {least} to {most}.", param=name)
 
 
 def _check_input(body: dict[str, Any]) -> None:

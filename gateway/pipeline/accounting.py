@@ -10,6 +10,8 @@ import logging
 from decimal import Decimal
 from typing import Any
 
+import msgspec
+
 from gateway.domain.model import Endpoint, Model
 from gateway.domain.usage import TokenCount, Usage, UsageSource
 from gateway.inbound import InboundRequest
@@ -20,6 +22,24 @@ from gateway.usage.sanity import input_bound, plausible
 from gateway.usage.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
+
+HIT_COST_USD = "0"  # a cache hit's x-gateway-cost-usd: nothing went upstream, nothing is billed
+_DECODER = msgspec.json.Decoder()
+_ENCODER = msgspec.json.Encoder()
+
+
+def costless(body: bytes) -> bytes:
+    """A cached answer's body as served on a hit: its ``usage`` (when it has one) gains
+    ``cost: 0``, as a miss's gains its price, so ``usage.cost`` reads the same on both."""
+    try:
+        answer = _DECODER.decode(body)
+    except msgspec.DecodeError:
+        return body
+    usage = answer.get("usage") if isinstance(answer, dict) else None
+    if not isinstance(usage, dict):
+        return body
+    usage["cost"] = 0
+    return _ENCODER.encode(answer)
 
 
 def log_invalid_usage(request_id: str, model_id: str) -> None:

@@ -34,8 +34,10 @@ from gateway.hooks import (
 )
 from gateway.inbound import InboundRequest
 from gateway.pipeline.accounting import (
+    HIT_COST_USD,
     account_reported,
     believable,
+    costless,
     estimate_whole,
     log_invalid_usage,
 )
@@ -391,14 +393,19 @@ class Pipeline:
     def _answer_cached(
         self, ctx: CallContext, configuration: Configuration, hit: CachedAnswer
     ) -> Answer:
-        """Answered without the upstream: not billed, never part of the call history."""
+        """Answered without the upstream: not billed (``cost`` 0 in body and header), never
+        part of the call history."""
         record = ctx.record
         record.cache_hit = True
         record.success = True
         record.http_status = 200
         record.response_model = hit.response_model
-        headers = {"x-gateway-configuration": configuration.id, "x-gateway-cache": "hit"}
-        return Answer(200, hit.body, headers)
+        headers = {
+            "x-gateway-configuration": configuration.id,
+            "x-gateway-cache": "hit",
+            "x-gateway-cost-usd": HIT_COST_USD,
+        }
+        return Answer(200, costless(hit.body), headers)
 
     def _rejected(self, ctx: CallContext, rejected: UpstreamRejected) -> Answer:
         error = rejected.error

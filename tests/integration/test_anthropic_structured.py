@@ -179,6 +179,57 @@ def test_beside_the_clients_tools_the_answer_is_a_tool_call_or_the_parsed_object
     assert called.choices[0].message.parsed is None
 
 
+def test_a_preamble_before_the_answer_tool_never_reaches_the_content(
+    gateway: RunningGateway, upstream: FakeUpstream
+) -> None:
+    """The model writes "Let me check." before calling the answer tool: the content is the
+    tool's JSON alone, whole and streamed, so parse() reads it."""
+    upstream.behave(
+        "claude-haiku", forced_input=ANSWER.model_dump(), forced_preamble="Let me check."
+    )
+    client = gateway.client()
+    completion = client.chat.completions.parse(
+        model="claude-chat", messages=MESSAGES, response_format=MathAnswer
+    )
+    message = completion.choices[0].message
+    assert message.parsed == ANSWER
+    assert message.content is not None and json.loads(message.content) == ANSWER.model_dump()
+    assert completion.choices[0].finish_reason == "stop"
+
+    with client.chat.completions.stream(
+        model="claude-chat", messages=MESSAGES, response_format=MathAnswer
+    ) as stream:
+        deltas = [e.delta for e in stream if e.type == "content.delta"]
+        final = stream.get_final_completion()
+    assert "Let me" not in "".join(deltas)
+    assert final.choices[0].message.parsed == ANSWER
+    assert final.choices[0].finish_reason == "stop"
+    assert _sent(upstream).body["stream"] is True
+    assert upstream.calls["claude-haiku"] == 2
+
+
+def test_json_output_with_extended_thinking_is_a_400_naming_both_sent_nowhere(
+    gateway: RunningGateway, upstream: FakeUpstream
+) -> None:
+    client = gateway.client()
+    for stream in (False, True):
+        with pytest.raises(openai.BadRequestError) as refused:
+            client.chat.completions.create(
+                model="claude-chat",
+                messages=MESSAGES,
+                response_format={"type": "json_object"},
+                reasoning_effort="high",
+                stream=stream,
+            )
+        error = refused.value.body
+        assert isinstance(error, dict)
+        assert (error["code"], error["param"]) == ("invalid_request", "reasoning_effort")
+        assert "'response_format'" in error["message"] and "extended thinking" in error["message"]
+    assert upstream.received == []
+    rows = gateway.rows()
+    assert [r["http_status"] for r in rows] == [400, 400]
+
+
 @pytest.mark.parametrize(
     ("extra", "param"),
     [

@@ -154,6 +154,32 @@ def test_legacy_completions(gateway: RunningGateway, upstream: FakeUpstream) -> 
     assert row["actual_cost"] == Decimal("0.000035")  # 10·1.5/1M + 10·2/1M
 
 
+def test_legacy_completions_accept_max_tokens_0_to_score_a_prompt(
+    gateway: RunningGateway, upstream: FakeUpstream
+) -> None:
+    """OpenAI's schema lets max_tokens be 0: with echo and logprobs it scores the prompt."""
+    upstream.behave("legacy-model", content="Once upon", prompt_tokens=10, completion_tokens=0)
+    client = gateway.client()
+    answer = client.completions.create(
+        model="complete", prompt="Once upon", max_tokens=0, echo=True, logprobs=2
+    )
+    assert answer.choices[0].text == "Once upon"
+    sent = upstream.received[-1].body
+    assert (sent["max_tokens"], sent["echo"], sent["logprobs"]) == (0, True, 2)
+    (row,) = gateway.rows()
+    assert row["http_status"] == 200 and row["usage_source"] == "provider"
+    assert row["actual_cost"] == Decimal("0.000015")  # 10·1.5/1M, nothing generated
+
+    with pytest.raises(openai.BadRequestError) as refused:  # the upper bound stays
+        client.completions.create(model="complete", prompt="Once upon", max_tokens=2**31)
+    assert refused.value.body["param"] == "max_tokens"  # type: ignore[index]
+    with pytest.raises(openai.BadRequestError):  # and chat keeps its minimum of 1
+        client.chat.completions.create(
+            model="chat", messages=[{"role": "user", "content": "Hi"}], max_tokens=0
+        )
+    assert upstream.calls["legacy-model"] == 1
+
+
 def test_retryable_failures_are_retried_then_answered(
     gateway: RunningGateway, upstream: FakeUpstream
 ) -> None:

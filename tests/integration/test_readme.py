@@ -97,3 +97,31 @@ def test_the_sdk_example_runs_against_the_example_server(tmp_path: Path) -> None
     assert re.fullmatch(r"echo: Hello [0-9.e-]+", whole), whole
     assert streamed == "echo: Hi"
     assert re.fullmatch(r"cost: [0-9.e-]+", cost), cost
+
+
+def test_the_sdk_example_reads_the_cost_of_a_cache_hit_too(tmp_path: Path) -> None:
+    """Run twice on a cached configuration, the example's second whole answer is a hit:
+    its `usage.model_extra["cost"]` is there, and 0."""
+    database = f"sqlite+aiosqlite:///{tmp_path / 'gateway.db'}"
+    code = readme_block("Point the OpenAI SDK at it", "python")
+    (configuration,) = set(re.findall(r'model="([^"]+)"', code))
+    example = (ROOT / "config.example.yaml").read_text()
+    line = f"  - {{id: {configuration}, "
+    assert line in example
+    cached = example.replace(line, f"{line}cache: {{ttlSeconds: 60}}, ")
+    gateway = RunningGateway(cached.replace("sqlite+aiosqlite:///gateway.db", database))
+    script = code.replace("http://127.0.0.1:4000", gateway.url)
+    try:
+        runs = [
+            subprocess.run(
+                [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+            )
+            for _ in range(2)
+        ]
+    finally:
+        gateway.stop()
+    for run in runs:
+        assert run.returncode == 0, run.stderr
+    miss, hit = (run.stdout.splitlines()[0] for run in runs)
+    assert re.fullmatch(r"echo: Hello [0-9.e-]+", miss) and not miss.endswith(" 0"), miss
+    assert hit == "echo: Hello 0"

@@ -59,7 +59,7 @@ def test_a_second_identical_call_is_a_hit_unbilled_and_outside_the_call_history(
     second = client.chat.completions.with_raw_response.create(model="cached", messages=MESSAGES)
     assert upstream.calls["small-model"] == 1
     assert second.headers["x-gateway-cache"] == "hit"
-    assert "x-gateway-cost-usd" not in second.headers
+    assert second.headers["x-gateway-cost-usd"] == "0"  # a hit costs nothing, and says so
     answer = second.parse()
     assert answer.choices[0].message.content == first.parse().choices[0].message.content
     assert answer.model == "small-model-2026-01-01"
@@ -80,6 +80,25 @@ def test_a_second_identical_call_is_a_hit_unbilled_and_outside_the_call_history(
     assert float(used["cost"]) == float(miss["actual_cost"])  # and it cost nothing
     history = gateway.server.run(read_call_history(gateway.runtime.engine, 7, datetime.now(UTC)))
     assert history[("fake", "small", Operation.CHAT)].calls == 1
+
+
+def test_usage_cost_reads_the_same_on_a_miss_and_on_a_hit_which_costs_nothing(
+    gateway: RunningGateway, upstream: FakeUpstream
+) -> None:
+    """The README's `answer.usage.model_extra["cost"]`, on both calls: the price, then 0."""
+    client = gateway.client()
+    first = client.chat.completions.with_raw_response.create(model="cached", messages=MESSAGES)
+    second = client.chat.completions.with_raw_response.create(model="cached", messages=MESSAGES)
+    assert "x-gateway-cache" not in first.headers and second.headers["x-gateway-cache"] == "hit"
+    miss, hit = first.parse(), second.parse()
+    assert miss.usage is not None and hit.usage is not None
+    assert miss.usage.model_extra is not None and hit.usage.model_extra is not None
+    assert miss.usage.model_extra["cost"] > 0
+    assert float(first.headers["x-gateway-cost-usd"]) == miss.usage.model_extra["cost"]
+    assert hit.usage.model_extra["cost"] == 0
+    assert second.headers["x-gateway-cost-usd"] == "0"
+    assert hit.usage.prompt_tokens == miss.usage.prompt_tokens  # the usage as first served
+    assert upstream.calls["small-model"] == 1
 
 
 def _used(gateway: RunningGateway, configuration: str) -> dict[str, Any]:

@@ -41,8 +41,10 @@ class AnthropicRoutes:
         forced = _forced_tool(body, behavior)
         if not body.get("stream"):
             content, stop_reason = _anthropic_content(behavior)
-            if forced is not None:  # as the API does: only the forced tool, no text
+            if forced is not None:  # as the API does: the forced tool, after any preamble
                 content, stop_reason = [_tool_use(forced, behavior.forced_input)], "tool_use"
+                if behavior.forced_preamble:
+                    content.insert(0, {"type": "text", "text": behavior.forced_preamble})
             return web.json_response(
                 {
                     "id": "msg_fake",
@@ -125,10 +127,15 @@ class AnthropicRoutes:
         forced: str | None,
     ) -> str | None:
         """The content blocks and the stop reason; None when the stream was cut short."""
-        if forced is not None:  # only the forced tool's input, streamed in small pieces
+        if forced is not None:  # the forced tool's input, streamed in small pieces
+            index = 0
+            if behavior.forced_preamble:  # after a text block of its own
+                preamble = words(behavior.forced_preamble)
+                await self._anthropic_text_block(request, response, behavior, preamble)
+                index = 1
             text = json.dumps(behavior.forced_input)
             pieces = [text[i : i + 8] for i in range(0, len(text), 8)]
-            await _anthropic_tool_block(response, 0, pieces, forced)
+            await _anthropic_tool_block(response, index, pieces, forced)
             return "tool_use"
         pieces = behavior.stream_pieces or words(behavior.content)
         if not await self._anthropic_text_block(request, response, behavior, pieces):

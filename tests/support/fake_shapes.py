@@ -49,6 +49,8 @@ class Behavior:
     stream_error: tuple[str, str] = ("overloaded_error", "Overloaded")
     # Anthropic only: the input of a tool the request forces (tool_choice type "tool").
     forced_input: dict[str, Any] = field(default_factory=lambda: {"q": "x"})
+    # Anthropic only: text the model writes before calling the forced tool ("Let me check.").
+    forced_preamble: str = ""
 
 
 @dataclass

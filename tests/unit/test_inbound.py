@@ -67,10 +67,23 @@ def test_completions_bound_best_of_too() -> None:
     with pytest.raises(InvalidRequest) as caught:
         _completion(best_of=MAX_CHOICES + 1)
     assert caught.value.param == "best_of"
-    with pytest.raises(InvalidRequest) as caught:
-        _completion(max_tokens=0)
-    assert caught.value.param == "max_tokens"
     assert _completion(best_of=3).count_of("best_of") == 3
+
+
+def test_completions_accept_max_tokens_0_as_openai_does_and_keep_the_other_bounds() -> None:
+    assert _completion(max_tokens=0, echo=True, logprobs=1).max_tokens == 0
+    assert _completion(max_tokens=MAX_TOKENS_BOUND).max_tokens == MAX_TOKENS_BOUND
+    for value in (-1, MAX_TOKENS_BOUND + 1, 1.5, True):
+        with pytest.raises(InvalidRequest) as caught:
+            _completion(max_tokens=value)
+        assert caught.value.param == "max_tokens"
+        assert "from 0 to 2147483647" in caught.value.message
+    for name in ("n", "best_of"):
+        with pytest.raises(InvalidRequest) as caught:
+            _completion(**{name: 0})
+        assert caught.value.param == name
+    with pytest.raises(InvalidRequest):  # chat keeps its minimum of 1
+        _chat(max_tokens=0)
 
 
 def test_null_means_absent() -> None:

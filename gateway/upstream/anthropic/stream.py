@@ -27,7 +27,12 @@ _USAGE_FIELDS = (
 
 class StreamTranslator:
     """``response_tool``: the tool standing in for response_format, whose streamed
-    input is the answer's content (and calling it alone is a plain stop)."""
+    input alone is the answer's content (and calling it alone is a plain stop).
+
+    With a response tool, text is held until the stream shows whether that tool is
+    called: when it is, the held text and any text after it are dropped (the content
+    must parse as JSON); otherwise the text is sent before the first client tool call,
+    or before the finish chunk."""
 
     def __init__(self, model_name: str, created: int, response_tool: str | None = None) -> None:
         self._model = model_name
@@ -39,6 +44,7 @@ class StreamTranslator:
         self._tool_index: dict[int, int] = {}
         # Blocks of the response tool -> whether any of their input was sent yet.
         self._answer_blocks: dict[int, bool] = {}
+        self._held: list[str] = []  # text held while the response tool may still come
         self._usage: dict[str, int] | None = None
         self._done = False
         self._error: dict[str, Any] | None = None
@@ -79,6 +85,7 @@ class StreamTranslator:
                 return self._on_message_delta(data)
             case "message_stop":
                 self._done = True
+                return self._release()
             case "error":
                 self._on_error(data)
             # ping, and event types Anthropic may add later, say nothing.
@@ -105,13 +112,14 @@ class StreamTranslator:
         if not isinstance(block, dict):
             return []
         if block.get("type") == "text":
-            text = block.get("text")
-            return [self._chunk({"content": text})] if isinstance(text, str) and text else []
+            return self._text(block.get("text"))
         if block.get("type") != "tool_use":
             return []  # thinking and server-side tool blocks have no OpenAI counterpart
         if self._response_tool is not None and block.get("name") == self._response_tool:
             self._answer_blocks[_int(data.get("index"))] = False
+            self._held.clear()  # the answer is the tool's JSON alone
             return []
+        released = self._release()
         tool_index = len(self._tool_index)
         self._tool_index[_int(data.get("index"))] = tool_index
         call = {
@@ -120,15 +128,14 @@ class StreamTranslator:
             "type": "function",
             "function": {"name": block.get("name"), "arguments": ""},
         }
-        return [self._chunk({"tool_calls": [call]})]
+        return [*released, self._chunk({"tool_calls": [call]})]
 
     def _on_block_delta(self, data: dict[str, Any]) -> list[dict[str, Any]]:
         delta = data.get("delta")
         if not isinstance(delta, dict):
             return []
         if delta.get("type") == "text_delta":
-            text = delta.get("text")
-            return [self._chunk({"content": text})] if isinstance(text, str) and text else []
+            return self._text(delta.get("text"))
         if delta.get("type") != "input_json_delta":
             return []
         index = _int(data.get("index"))
@@ -158,7 +165,26 @@ class StreamTranslator:
         reason = finish_reason(delta.get("stop_reason")) if isinstance(delta, dict) else None
         if reason == "tool_calls" and self._answer_blocks and not self._tool_index:
             reason = "stop"  # only the response tool was called: that is the answer
-        return [] if reason is None else [self._chunk({}, reason)]
+        released = self._release()
+        return released if reason is None else [*released, self._chunk({}, reason)]
+
+    def _text(self, text: Any) -> list[dict[str, Any]]:
+        """A text piece: sent at once, or held (see the class) with a response tool."""
+        if not isinstance(text, str) or not text:
+            return []
+        if self._response_tool is None:
+            return [self._chunk({"content": text})]
+        if not self._answer_blocks:  # text once the answer tool is called is dropped
+            self._held.append(text)
+        return []
+
+    def _release(self) -> list[dict[str, Any]]:
+        """The held text, as one chunk, when the response tool was not called."""
+        if not self._held or self._answer_blocks:
+            return []
+        text = "".join(self._held)
+        self._held.clear()
+        return [self._chunk({"content": text})]
 
     def _on_error(self, data: dict[str, Any]) -> None:
         kind, message = parse_error(data)

@@ -14,7 +14,7 @@ from typing import Any
 from gateway.domain.errors import TranslationError
 from gateway.domain.usage import Usage
 from gateway.upstream.anthropic.options import copy_options, refuse_unsupported
-from gateway.upstream.anthropic.tools import plan_tools
+from gateway.upstream.anthropic.tools import plan_tools, refuse_json_with_thinking
 
 _SUPPORTED_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 _DATA_URL = re.compile(r"^data:(?P<media>[^;,]+);base64,(?P<data>.*)$", re.DOTALL)
@@ -46,6 +46,7 @@ def translate_request(
     n = body.get("n")
     if n is not None and n != 1:
         raise TranslationError("only n=1 is supported for this model", "n")
+    refuse_json_with_thinking(body)  # before the general refusal: it names the pair
     refuse_unsupported(body)
     raw = body.get("messages")
     if not isinstance(raw, list) or not raw:
@@ -275,12 +276,13 @@ def from_messages_response(
 ) -> dict[str, Any]:
     """An Anthropic message as an OpenAI chat.completion object.
 
-    ``response_tool``: the tool standing in for response_format; its input is the
-    answer's content, and calling it alone is a plain stop.
+    ``response_tool``: the tool standing in for response_format; its input alone is the
+    answer's content (text blocks around it are dropped: the content must parse), and
+    calling it alone is a plain stop.
     """
     texts: list[str] = []
+    answers: list[str] = []  # the response tool's input, as JSON
     tool_calls: list[dict[str, Any]] = []
-    answered = False  # the response tool was called
     content = resp.get("content")
     for block in content if isinstance(content, list) else []:
         if not isinstance(block, dict):
@@ -290,15 +292,16 @@ def from_messages_response(
         elif block.get("type") != "tool_use":
             continue
         elif response_tool is not None and block.get("name") == response_tool:
-            texts.append(json.dumps(block.get("input") or {}, ensure_ascii=False))
-            answered = True
+            answers.append(json.dumps(block.get("input") or {}, ensure_ascii=False))
         else:
             arguments = json.dumps(block.get("input") or {}, ensure_ascii=False)
             function = {"name": block.get("name"), "arguments": arguments}
             tool_calls.append({"id": block.get("id"), "type": "function", "function": function})
+    answered = bool(answers)  # the response tool was called
+    said = answers if answered else texts
     message: dict[str, Any] = {
         "role": "assistant",
-        "content": "".join(texts) if texts or not tool_calls else None,
+        "content": "".join(said) if said or not tool_calls else None,
         "refusal": None,
     }
     if tool_calls:

@@ -87,6 +87,36 @@ def test_number_in_prefers_the_whole_text_then_the_first_number() -> None:
 
 
 @pytest.mark.parametrize(
+    ("answer", "number"),
+    [
+        ("gpt-4o-mini says 42", 42.0),  # the -4 of a model's name is no number
+        ("gpt-4o-mini", None),
+        ("claude-3 scored 7", 7.0),
+        ("v1.5 gives 2", 2.0),
+        ("version 1.2.3, then 9", 9.0),
+        ("4o or 5x or 6", 6.0),
+        ("The answer is -4.", -4.0),
+        ("x = -3.75", -3.75),
+        ("(12)", 12.0),
+        ("$5", 5.0),
+        ("10%", 10.0),
+        ("+7 up", 7.0),
+        ("2e-3 ok", 0.002),
+        ("Answer: 3.14. Next", 3.14),
+        ("5-4", 5.0),
+    ],
+)
+def test_the_number_taken_is_the_first_that_stands_alone(answer: str, number: float | None) -> None:
+    assert number_in(answer) == number
+
+
+def test_a_model_name_in_the_answer_does_not_fail_the_number_grader() -> None:
+    assert Number(4, 0).grade("Using gpt-4o-mini: the answer is 4.").passed
+    wrong = Number(-4, 0).grade("gpt-4o-mini thinks 4")
+    assert not wrong.passed and wrong.reason == "4 is not within 0 of -4"
+
+
+@pytest.mark.parametrize(
     ("a", "b", "equal"),
     [
         (1, 1.0, True),

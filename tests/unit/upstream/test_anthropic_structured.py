@@ -261,3 +261,112 @@ def test_without_a_response_tool_the_stream_keeps_its_tool_calls() -> None:
     chunks = _run(_tool_stream("MathAnswer", ['{"a": 1}']), None)
     assert chunks[-1]["choices"][0]["finish_reason"] == "tool_calls"
     assert any("tool_calls" in c["choices"][0]["delta"] for c in chunks)
+
+
+# --- text the model wrote around the answer tool ---------------------------------------------
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def test_text_around_the_response_tool_is_dropped_the_json_alone_is_the_content() -> None:
+    content = [_text("Let me check."), _use("MathAnswer", ANSWER), _text(" Done.")]
+    out = from_messages_response(_message(content), 1, "MathAnswer")
+    assert_valid(out, "CreateChatCompletionResponse")
+    choice = out["choices"][0]
+    assert json.loads(choice["message"]["content"]) == ANSWER
+    assert choice["finish_reason"] == "stop"
+
+
+def test_with_a_response_tool_that_is_not_called_the_text_is_the_content() -> None:
+    out = from_messages_response(_message([_text("No JSON today.")], "end_turn"), 1, "J")
+    assert out["choices"][0]["message"]["content"] == "No JSON today."
+    calls = [_text("Looking it up."), _use("lookup", {"q": "x"}, "toolu_2")]
+    out = from_messages_response(_message(calls), 1, "J")  # a client tool: text stays
+    assert out["choices"][0]["message"]["content"] == "Looking it up."
+    assert out["choices"][0]["finish_reason"] == "tool_calls"
+
+
+Block = tuple[str, str, list[str]]  # ("text", "", pieces) or ("tool_use", name, pieces)
+
+
+def _blocks_stream(blocks: list[Block], stop: str) -> list[tuple[str, dict[str, Any]]]:
+    start = {"id": "msg_s", "model": "claude-x", "usage": {"input_tokens": 9, "output_tokens": 1}}
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("message_start", {"type": "message_start", "message": start})
+    ]
+    for index, (kind, name, pieces) in enumerate(blocks):
+        if kind == "text":
+            block: dict[str, Any] = _text("")
+            deltas = [{"type": "text_delta", "text": p} for p in pieces]
+        else:
+            block = {"type": "tool_use", "id": f"toolu_{index}", "name": name, "input": {}}
+            deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces]
+        events.append(
+            (
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": block},
+            )
+        )
+        events += [
+            ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d})
+            for d in deltas
+        ]
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    events += [
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {}}),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+    return events
+
+
+def _content_of(chunks: list[dict[str, Any]]) -> str:
+    return "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])
+
+
+def test_a_streamed_preamble_and_postscript_around_the_response_tool_are_dropped() -> None:
+    text = json.dumps(ANSWER)
+    blocks: list[Block] = [
+        ("text", "", ["Let me ", "check."]),
+        ("tool_use", "MathAnswer", [text[:9], text[9:]]),
+        ("text", "", ["Done."]),
+    ]
+    chunks = _run(_blocks_stream(blocks, "tool_use"), "MathAnswer")
+    for chunk in chunks:
+        assert_valid(chunk, "CreateChatCompletionStreamResponse")
+    assert json.loads(_content_of(chunks)) == ANSWER
+    assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
+
+
+def test_streamed_text_without_the_response_tool_is_sent_before_the_finish() -> None:
+    chunks = _run(_blocks_stream([("text", "", ["No ", "JSON."])], "end_turn"), "J")
+    assert _content_of(chunks) == "No JSON."
+    assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
+    assert chunks[-2]["choices"][0]["delta"] == {"content": "No JSON."}
+
+
+def test_streamed_text_before_a_client_tool_call_is_sent_before_the_call() -> None:
+    blocks: list[Block] = [("text", "", ["Looking ", "it up."]), ("tool_use", "lookup", ["{}"])]
+    chunks = _run(_blocks_stream(blocks, "tool_use"), "J")
+    deltas = [c["choices"][0]["delta"] for c in chunks]
+    (said,) = [i for i, d in enumerate(deltas) if d.get("content")]
+    first_call = next(i for i, d in enumerate(deltas) if "tool_calls" in d)
+    assert deltas[said]["content"] == "Looking it up." and said < first_call
+    assert chunks[-1]["choices"][0]["finish_reason"] == "tool_calls"
+
+
+def test_without_a_response_tool_streamed_text_goes_at_once() -> None:
+    translator = StreamTranslator(MODEL, 1, None)
+    for event, data in _blocks_stream([("text", "", ["Hi"])], "end_turn")[:3]:
+        chunks = translator.feed(event, data)
+    assert chunks[0]["choices"][0]["delta"]["content"] == "Hi"
+
+
+@pytest.mark.parametrize("fmt", [{"type": "json_object"}, PARSE_FORMAT])
+def test_json_output_with_extended_thinking_is_a_400_naming_both(fmt: Any) -> None:
+    with pytest.raises(TranslationError) as info:
+        translate(response_format=fmt, reasoning_effort="low")
+    assert info.value.param == "reasoning_effort"
+    assert "'response_format'" in info.value.message and "'reasoning_effort'" in info.value.message
+    translate(response_format=fmt, reasoning_effort="none")  # no thinking: fine
