@@ -17,7 +17,7 @@ from tests.support.fake_upstream import FakeUpstream
 from tests.support.gateway import ADMIN_KEY, RunningGateway
 from tests.support.routed import MESSAGES
 
-COOLDOWN = 2  # seconds: long enough to read the open state, short enough to wait out
+COOLDOWN = 5  # seconds: long enough to read the open state on a busy machine, short enough to wait
 
 
 def _circuits(gateway: RunningGateway) -> dict[str, dict[str, Any]]:
