@@ -357,7 +357,7 @@ def _eval_run(args: argparse.Namespace) -> int:
 
 
 def _tokenizer_fetch(args: argparse.Namespace) -> int:
-    from gateway.usage.download import fetch_encodings
+    from gateway.usage.download import fetch_encodings, missing_encodings, offline_steps
     from gateway.usage.tokens import tiktoken_cache_dir
 
     chosen = args.dir or tiktoken_cache_dir()
@@ -369,6 +369,8 @@ def _tokenizer_fetch(args: argparse.Namespace) -> int:
         fetched = fetch_encodings(directory, mirror=args.mirror)
     except (OSError, ValueError) as error:
         print(f"error: could not fetch tiktoken's encodings: {error}", file=sys.stderr)
+        for line in offline_steps(directory, missing_encodings(directory)):
+            print(line, file=sys.stderr)
         return 1
     for item in fetched:
         state = "downloaded" if item.downloaded else "already there"

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.circuits import InProcessCircuits
 from gateway.db.engine import create_engine, describe_error
+from gateway.db.files import missing_database
 from gateway.db.migrate import head_revision, known_revisions, schema_revision, upgrade
 from gateway.domain.clock import utc_now
 from gateway.domain.errors import GatewayError
@@ -33,8 +34,13 @@ async def explain_from_database(
 
     A separate process cannot see a running server's circuit states: every circuit
     counts as closed here (the table says so). It only reads: a database that is not
-    migrated to this gateway's schema is reported, never upgraded.
+    migrated to this gateway's schema is reported, never upgraded, and a SQLite file that
+    does not exist is reported, never created.
     """
+    absent = missing_database(config.database.url)
+    if absent is not None:
+        print(f"error: {absent} (explain only reads)", file=sys.stderr)
+        return 1
     engine = create_engine(config.database.url)
     try:
         problem = await _schema_problem(engine)

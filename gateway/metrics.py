@@ -135,6 +135,14 @@ class Metrics:
             registry=self.registry,
             multiprocess_mode="sum",
         )
+        self.circuit_state = Gauge(
+            "gateway_circuit_state",
+            "Each provider's circuit as routing treats it now: 0 closed, 1 half-open (a trial"
+            " call allowed or running), 2 open (calls refused). Workers: the highest.",
+            ["provider"],
+            registry=self.registry,
+            multiprocess_mode="livemax",
+        )
         self.task_restarts = Counter(
             "gateway_background_task_restarts",
             "Background tasks restarted after they crashed, by task (gateway.tasks).",
@@ -184,6 +192,16 @@ class Metrics:
 
     def set_gauge(self, metric: Any, value: float, *labels: str) -> None:
         (self._child(metric, *labels) if labels else metric).set(value)
+
+    def set_circuit_states(self, values: dict[str, int]) -> None:
+        """``gateway_circuit_state`` for exactly these providers (one a reload removed
+        leaves the gauge)."""
+        for provider, value in values.items():
+            self.set_gauge(self.circuit_state, value, provider)
+        for key in [k for k in self._children if k[0] == id(self.circuit_state)]:
+            if key[1] not in values:
+                del self._children[key]
+                self.circuit_state.remove(*key[1:])
 
     def render(self, refresh: Callable[[Metrics], None] | None = None) -> bytes:
         if refresh is not None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -28,6 +29,7 @@ from gateway.budgets import DatabaseBudgets, hold_seconds_for
 from gateway.cache import StoredResponseCache, make_store
 from gateway.cache.keys import configuration_fingerprints
 from gateway.circuits import CircuitStates, InProcessCircuits
+from gateway.circuits.view import circuit_views
 from gateway.config.errors import ConfigError
 from gateway.db.console_sessions import SessionRevocations
 from gateway.db.engine import create_engine
@@ -327,6 +329,8 @@ class Runtime:
         metrics.history_read_failures.set(self.signals.history_read_failures)
         metrics.budget_unchecked.set(self.budgets.unchecked)
         metrics.budget_pending.set(self.budgets.recovery.pending_calls)
+        circuits = circuit_views(self.breakers, self.config.providers, time.monotonic())
+        metrics.set_circuit_states({pid: view.gauge for pid, view in circuits.items()})
         for name, count in self.signals.database_reads.items():
             metrics.set_gauge(metrics.signal_reads, count, name, "database")
         for name, count in self.signals.shared_reads.items():

@@ -153,7 +153,7 @@ class ConfigWatcher:
         self._refused = None if raw is None else file_digest(raw)  # until it is served
         try:
             if raw is None:
-                raise ConfigError([f"{path}: cannot read the file"])
+                raise ConfigError(["cannot read the file"])
             loaded: LoadedFile = await asyncio.to_thread(
                 load_config_bytes, raw, self._environ, str(path)
             )

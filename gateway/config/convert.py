@@ -24,6 +24,7 @@ from gateway.config.env import FromEnvironment
 from gateway.config.errors import Problems, child, item
 from gateway.config.schema import Ge, Gt, Identifier, Le, NonEmpty
 from gateway.domain.model import AdapterType, Capability, PolicyMode
+from gateway.domain.suggest import did_you_mean
 
 S = TypeVar("S", bound=msgspec.Struct)
 
@@ -100,7 +101,7 @@ def _convert_struct(value: Any, struct: type[msgspec.Struct], problems: Problems
     known = {f.encode_name for f in fields}
     for key in value:
         if key not in known:
-            problems.add(child(path, str(key)), "unknown key")
+            problems.add(child(path, str(key)), _unknown_key(str(key), known))
     kwargs: dict[str, Any] = {}
     failed = False
     for f in fields:
@@ -116,6 +117,12 @@ def _convert_struct(value: Any, struct: type[msgspec.Struct], problems: Problems
         elif f.required:
             failed = True
     return INVALID if failed else struct(**kwargs)
+
+
+def _unknown_key(key: str, known: set[str]) -> str:
+    """``unknown key``, with the field it was most likely meant to be."""
+    meant = did_you_mean(key, sorted(known))
+    return "unknown key" if meant is None else f"unknown key (did you mean {meant!r}?)"
 
 
 def _convert_list(value: Any, item_type: Any, problems: Problems, path: str) -> Any:

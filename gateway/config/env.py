@@ -70,12 +70,11 @@ def interpolate(tree: Any, environ: Mapping[str, str], problems: Problems, path:
 
 
 def _substitute(text: str, environ: Mapping[str, str], problems: Problems, path: str) -> str:
-    substituted = False
+    used: list[str] = []
     errors: list[str] = []
     missing: list[str] = []
 
     def replace(match: re.Match[str]) -> str:
-        nonlocal substituted
         if match.group(0) == "$${":
             return "${"
         name, closed = match.group(1), match.group(2)
@@ -86,7 +85,7 @@ def _substitute(text: str, environ: Mapping[str, str], problems: Problems, path:
         elif name not in environ:
             missing.append(name)
         else:
-            substituted = True
+            used.append(name)
             return environ[name]
         return ""
 
@@ -97,7 +96,7 @@ def _substitute(text: str, environ: Mapping[str, str], problems: Problems, path:
         errors.append(f"environment variable{plural} {', '.join(missing)} {verb} not set")
     if errors:
         problems.add(path, "; ".join(errors))
-    if not substituted:
+    if not used:
         return result
-    problems.from_environment.add(path)
+    problems.record_environment(path, tuple(dict.fromkeys(used)))
     return FromEnvironment(result)

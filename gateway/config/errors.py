@@ -1,7 +1,8 @@
 """Configuration problems: collected while loading, raised together.
 
 Every problem reads ``yaml.path: message`` (``models[2].price.input: must be
->= 0``). Messages never quote a key or a value taken from the environment.
+>= 0``). Messages never quote a key or a value taken from the environment; a
+problem with such a value names the variables it came from (``(from ${PORT})``).
 """
 
 from __future__ import annotations
@@ -38,33 +39,51 @@ class Problems:
     """
 
     def __init__(self) -> None:
-        self._entries: list[tuple[str, str]] = []
+        # (path, message, whether it hides later problems at or under the path)
+        self._entries: list[tuple[str, str, bool]] = []
         # Paths whose value came from ${NAME}: never echo those values.
         self.from_environment: set[str] = set()
+        self._variables: dict[str, tuple[str, ...]] = {}
 
     def add(self, path: str, message: str) -> None:
         if self.has_problem_at(path):
             return
-        self._entries.append((path, message))
+        source = self.source_of(path)
+        if source and source not in message:
+            message = f"{message} {source}"
+        self._entries.append((path, message, True))
 
-    def add_located(self, location: str, message: str) -> None:
-        """A problem with no YAML path (syntax errors): ``source:line:column``."""
-        self._entries.append((location, message))
+    def add_located(self, path: str, message: str) -> None:
+        """A problem of the text itself (YAML syntax, a duplicate key), at the YAML path
+        nearest it; ``message`` says the line. Later problems under ``path`` still count."""
+        self._entries.append((path, message, False))
+
+    def record_environment(self, path: str, names: tuple[str, ...]) -> None:
+        """The value at ``path`` was made from these variables (in the order written)."""
+        self.from_environment.add(path)
+        self._variables[path] = names
+
+    def source_of(self, path: str) -> str:
+        """``(from ${PORT})`` for a value made from the environment, else ``""``."""
+        names = self._variables.get(path)
+        if not names:
+            return ""
+        return "(from " + ", ".join(f"${{{name}}}" for name in names) + ")"
 
     def has_problem_at(self, path: str) -> bool:
         return any(
-            path == p or path.startswith(p + ".") or path.startswith(p + "[")
-            for p, _ in self._entries
+            blocks and (path == p or path.startswith(p + ".") or path.startswith(p + "["))
+            for p, _, blocks in self._entries
         )
 
     def quote(self, path: str, value: str) -> str:
-        """``'value'``, or a placeholder when the value came from the environment."""
+        """``'value'``, or the variables it came from when it came from the environment."""
         if path in self.from_environment:
-            return "(value from the environment)"
+            return self.source_of(path) or "(value from the environment)"
         return repr(value)
 
     def __bool__(self) -> bool:
         return bool(self._entries)
 
     def lines(self) -> list[str]:
-        return [f"{path or ROOT}: {message}" for path, message in self._entries]
+        return [f"{path or ROOT}: {message}" for path, message, _ in self._entries]

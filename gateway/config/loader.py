@@ -43,7 +43,7 @@ def load_config_file(path: str | Path, environ: Mapping[str, str] | None = None)
         raw = Path(path).read_bytes()
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
-        raise ConfigError([f"{source}: cannot read the file: {reason}"]) from exc
+        raise ConfigError([f"cannot read the file: {reason}"]) from exc
     return load_config_bytes(raw, environ, source=source)
 
 
@@ -54,7 +54,7 @@ def load_config_bytes(
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError([f"{source}: cannot read the file: {type(exc).__name__}"]) from exc
+        raise ConfigError([f"cannot read the file: {type(exc).__name__}"]) from exc
     return LoadedFile(load_config_text(text, environ, source=source), file_digest(raw))
 
 
@@ -65,9 +65,10 @@ def file_digest(raw: bytes) -> str:
 def load_config_text(
     text: str, environ: Mapping[str, str] | None = None, source: str = "<string>"
 ) -> GatewayConfig:
-    """The configuration in ``text``; ``environ`` defaults to ``os.environ``."""
+    """The configuration in ``text``; ``environ`` defaults to ``os.environ``. No problem
+    names ``source``: whoever prints them names the file, once."""
     problems = Problems()
-    config = _load(text, os.environ if environ is None else environ, source, problems)
+    config = _load(text, os.environ if environ is None else environ, problems)
     if config is None or problems:
         raise ConfigError(problems.lines())
     return config
@@ -82,10 +83,8 @@ def check_config(path: str | Path, environ: Mapping[str, str] | None = None) -> 
     return []
 
 
-def _load(
-    text: str, environ: Mapping[str, str], source: str, problems: Problems
-) -> GatewayConfig | None:
-    tree = parse_yaml(shield(text), source, problems)
+def _load(text: str, environ: Mapping[str, str], problems: Problems) -> GatewayConfig | None:
+    tree = parse_yaml(shield(text), problems)
     if tree is SYNTAX_ERROR:
         return None
     if not isinstance(tree, dict):

@@ -28,3 +28,20 @@ def valid_hint(name: str, valid: Iterable[str], kind: str) -> str:
     if len(ids) <= SHOWN:
         return f"Valid {kind}s: {shown}."
     return f"Closest valid {kind}s: {shown} ({len(ids)} in all)."
+
+
+def _folded(name: str) -> str:
+    return name.replace("_", "").replace("-", "").lower()
+
+
+def did_you_mean(name: str, valid: Iterable[str]) -> str | None:
+    """The one valid name ``name`` was most likely meant to be, or None when none is close:
+    the same name in another case or spelling (``max_body_bytes`` for ``maxBodyBytes``),
+    else difflib's closest match at a similarity of 0.75 or more (``contextLenght``)."""
+    names = list(dict.fromkeys(valid))
+    folded = _folded(name)
+    for candidate in names:
+        if _folded(candidate) == folded:
+            return candidate
+    matches = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
+    return matches[0] if matches else None

@@ -59,7 +59,10 @@ def fetch_encodings(
             results.append(Fetched(name, target, downloaded=False))
             continue
         url = f"{mirror.rstrip('/')}/{name}.tiktoken" if mirror else spec.url
-        body = fetch(url, timeout)
+        try:
+            body = fetch(url, timeout)
+        except OSError as error:  # urllib says why, not what it was fetching
+            raise OSError(f"{url}: {getattr(error, 'reason', None) or error}") from error
         digest = hashlib.sha256(body).hexdigest()
         if digest != spec.sha256:
             raise ValueError(f"{url}: SHA-256 {digest} is not {name}'s {spec.sha256}")
@@ -78,3 +81,36 @@ def _write_atomically(target: Path, body: bytes) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def missing_encodings(directory: Path) -> list[str]:
+    """The encodings with no valid file in ``directory``."""
+    return [
+        name
+        for name, spec in ENCODING_FILES.items()
+        if not file_is_valid(directory / cache_file_name(spec), spec)
+    ]
+
+
+def offline_steps(directory: Path, names: list[str]) -> list[str]:
+    """What to do by hand when the download fails: where each missing file comes from,
+    the name tiktoken looks it up by in ``directory``, its SHA-256, and the variable
+    that points the gateway at the folder."""
+    folder = directory.resolve()
+    lines = [
+        f"To count tokens offline, copy these files into {folder} under these names "
+        "(download them on a machine with internet access):"
+    ]
+    for name in names:
+        spec = ENCODING_FILES[name]
+        lines += [
+            f"  {name}: {spec.url}",
+            f"    save as {folder / cache_file_name(spec)}",
+            f"    SHA-256 {spec.sha256} (check: sha256sum FILE)",
+        ]
+    lines += [
+        f"then set TIKTOKEN_CACHE_DIR={folder} for gateway serve. Or serve the files as "
+        "NAME.tiktoken from a host this machine reaches and run "
+        f"gateway tokenizer fetch --dir {folder} --mirror URL.",
+    ]
+    return lines

@@ -61,6 +61,56 @@ routing: {listPriceCeiling: 0, surprise: 1}
     assert "MISSING_SECRET" in out
 
 
+def _check_output(config: Path, environ: dict[str, str] | None = None) -> tuple[int, str]:
+    """``gateway check`` run as a user runs it, from the file's folder by its relative name."""
+    done = subprocess.run(
+        [sys.executable, "-m", "gateway.cli", "check", "--config", config.name],
+        cwd=config.parent,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(environ or {})},
+        check=False,
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
+def test_check_suggests_the_key_meant_and_names_the_variable_behind_a_bad_value(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "typo.yaml"
+    config.write_text(
+        """
+server: {port: "${PORT}"}
+providers: [{id: p, adapter: echo}]
+models: [{id: m, provider: p, contextLenght: 8000}]
+"""
+    )
+
+    code, out = _check_output(config, {"PORT": "s3cret-port-value"})
+
+    assert code == 1
+    assert out.splitlines() == [
+        "typo.yaml: server.port: expected int, got str (from ${PORT})",
+        "typo.yaml: models[0].contextLenght: unknown key (did you mean 'contextLength'?)",
+        "2 problem(s) found.",
+    ]
+    assert "s3cret-port-value" not in out
+
+
+def test_check_names_the_file_once_and_the_yaml_path_of_a_syntax_error(tmp_path: Path) -> None:
+    config = tmp_path / "broken.yaml"
+    config.write_text("server:\n  port: 4000\n  host: [127.0.0.1\nproviders: []\n")
+
+    code, out = _check_output(config)
+
+    assert code == 1
+    assert out.splitlines() == [
+        "broken.yaml: server.host: invalid YAML at line 4, column 10: "
+        "expected ',' or ']', but got ':'",
+        "1 problem(s) found.",
+    ]
+
+
 def test_keys_hash_reads_standard_input() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "gateway.cli", "keys", "hash"],

@@ -97,7 +97,7 @@ def _circuit(gateway: RunningGateway, provider: str) -> str:
     answer = _providers(gateway)
     assert answer.status_code == 200, answer.text
     (found,) = [p for p in answer.json()["providers"] if p["id"] == provider]
-    circuit: str = found["circuit"]
+    circuit: str = found["circuit"]["state"]
     return circuit
 
 

@@ -103,7 +103,32 @@ def test_an_unreachable_source_fails_with_a_message(
     closed.close()
     args = ["tokenizer", "fetch", "--dir", str(tmp_path / "c"), "--mirror", closed.url]
     assert main(args) == 1
-    assert "could not fetch tiktoken's encodings" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"could not fetch tiktoken's encodings: {closed.url}/cl100k_base.tiktoken: " in err
+    folder = (tmp_path / "c").resolve()
+    for name, spec in ENCODING_FILES.items():  # what to put where, by hand
+        assert f"  {name}: {spec.url}\n" in err
+        assert f"    save as {folder / cache_file_name(spec)}\n" in err
+        assert f"    SHA-256 {spec.sha256} " in err
+    assert f"then set TIKTOKEN_CACHE_DIR={folder} for gateway serve" in err
+
+
+def test_offline_steps_list_only_the_files_still_missing(
+    tiktoken_encodings: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    kept = cache_file_name(ENCODING_FILES["cl100k_base"])
+    shutil.copy(tiktoken_encodings / kept, cache / kept)
+    closed = _Mirror(tmp_path)
+    closed.close()
+
+    assert main(["tokenizer", "fetch", "--dir", str(cache), "--mirror", closed.url]) == 1
+
+    err = capsys.readouterr().err
+    assert f"{closed.url}/o200k_base.tiktoken: " in err
+    assert f"save as {cache.resolve() / cache_file_name(ENCODING_FILES['o200k_base'])}" in err
+    assert "cl100k_base" not in err
 
 
 def test_without_a_mirror_the_files_come_from_tiktokens_own_urls(tmp_path: Path) -> None:

@@ -12,10 +12,10 @@ from typing import Any
 
 from gateway.api.console.params import call_id, moment, text
 from gateway.budgets.overview import budget_overview
+from gateway.circuits.view import CircuitView, circuit_views
 from gateway.domain.errors import InvalidRequest
 from gateway.domain.failures import ErrorClass
 from gateway.domain.model import Operation, PolicyMode
-from gateway.routing.circuit import CircuitState
 from gateway.runtime import Runtime
 from gateway.telemetry.console import (
     FIXED_MODE,
@@ -101,26 +101,19 @@ async def providers_data(runtime: Runtime, now: datetime) -> dict[str, Any]:
     health = runtime.snapshots.health_scores()
     breakers = runtime.breakers
     mono = time.monotonic()
+    circuits = circuit_views(breakers, runtime.config.providers, mono)
     providers = []
     for provider in runtime.config.providers.values():
         mine = [f for f in figures if f["provider"] == provider.id]
         calls = sum(f["calls"] for f in mine)
         errors = sum(f["errors"] for f in mine)
         latency_total = sum((f["meanLatencyMs"] or 0.0) * f["calls"] for f in mine)
-        state = breakers.state(provider.id, mono)
-        reopens = breakers.reopens_at(provider.id)
-        open_until = (
-            iso((now + timedelta(seconds=max(0.0, reopens - mono))).replace(microsecond=0))
-            if state is CircuitState.OPEN and reopens is not None
-            else None
-        )
         providers.append(
             {
                 "id": provider.id,
                 "adapter": provider.adapter.value,
                 "priority": provider.priority,
-                "circuit": state.value,
-                "openUntil": open_until,
+                "circuit": circuit_json(circuits[provider.id], now, mono),
                 "consecutiveFailures": breakers.failures(provider.id),
                 "health": health.get(provider.id),
                 "calls": calls,
@@ -135,6 +128,18 @@ async def providers_data(runtime: Runtime, now: datetime) -> dict[str, Any]:
         "providers": providers,
         "models": figures,
     }
+
+
+def circuit_json(view: CircuitView, now: datetime, mono: float) -> dict[str, Any]:
+    """``{state, until, trial}``: ``until`` (UTC, to the second) when refusing ends, for an
+    open circuit and a running trial call; ``trial`` (``allowed``, ``in_flight``) when
+    half-open."""
+    until = None
+    if view.until is not None:
+        # Rounded, not truncated: the same moment read a little later stays the same second.
+        ends = now + timedelta(seconds=max(0.0, view.until - mono))
+        until = iso((ends + timedelta(microseconds=500_000)).replace(microsecond=0))
+    return {"state": view.state, "until": until, "trial": view.trial}
 
 
 async def budgets_data(runtime: Runtime, now: datetime) -> dict[str, Any]:

@@ -80,7 +80,21 @@ def test_literal_quoted_number_is_still_a_type_error() -> None:
 def test_variable_that_is_not_a_number_is_a_type_error_without_its_value() -> None:
     problems = problems_of(with_minimal("server: {port: ${PORT}}"), {"PORT": "s3cret-value"})
 
-    assert problems == ["server.port: expected int, got str"]
+    assert problems == ["server.port: expected int, got str (from ${PORT})"]
+
+
+def test_a_problem_with_a_value_made_of_variables_names_each_once() -> None:
+    problems = problems_of(
+        with_minimal("server: {port: ${A}${B}${A}}"), {"A": "40", "B": "s3cret-value"}
+    )
+
+    assert problems == ["server.port: expected int, got str (from ${A}, ${B})"]
+
+
+def test_a_bound_broken_by_a_variable_names_it() -> None:
+    assert problems_of(with_minimal("server: {port: ${PORT}}"), {"PORT": "99999"}) == [
+        "server.port: must be <= 65535 (from ${PORT})"
+    ]
 
 
 def test_environment_value_is_never_quoted_in_an_error() -> None:
@@ -93,10 +107,10 @@ def test_environment_value_is_never_quoted_in_an_error() -> None:
     )
 
     assert problems == [
-        "providers[0].adapter: unknown adapter (value from the environment) (expected one of "
+        "providers[0].adapter: unknown adapter (from ${ADAPTER}) (expected one of "
         "openai, azure_openai, anthropic, ollama, openrouter, groq, together, mistral, custom, "
         "echo)",
-        "configurations[0].model: unknown model (value from the environment) (no model is defined)",
+        "configurations[0].model: unknown model (from ${MODEL}) (no model is defined)",
     ]
     assert not any("topsecret" in p for p in problems)
 

@@ -47,15 +47,16 @@ def test_check_config_lists_every_problem(tmp_path: Path) -> None:
 def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
     missing = tmp_path / "nope.yaml"
 
-    assert check_config(missing) == [f"{missing}: cannot read the file: No such file or directory"]
+    assert check_config(missing) == ["cannot read the file: No such file or directory"]
 
 
-def test_syntax_error_names_the_file(tmp_path: Path) -> None:
+def test_syntax_error_leaves_the_file_to_whoever_prints_it(tmp_path: Path) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text("server: {port: 1\n", encoding="utf-8")
 
     (problem,) = check_config(path)
-    assert problem.startswith(f"{path}:2:")
+    assert problem.startswith("server.port: invalid YAML at line 2, column 1: ")
+    assert str(path) not in problem
 
 
 def test_config_error_text_lists_all_problems() -> None:

@@ -148,9 +148,7 @@ def test_an_environment_value_is_not_compared_with_the_valid_ids() -> None:
         with_minimal('configurations: [{id: c, mode: fixed, model: "${MODEL}"}]'), {"MODEL": "m2"}
     )
 
-    assert problems == [
-        "configurations[0].model: unknown model (value from the environment) (valid: m1)"
-    ]
+    assert problems == ["configurations[0].model: unknown model (from ${MODEL}) (valid: m1)"]
 
 
 def test_fallback_to_itself_is_an_error() -> None:

@@ -8,7 +8,9 @@ from .support import MINIMAL, load, problems_of, with_minimal
 
 
 def test_unknown_top_level_key_is_an_error() -> None:
-    assert problems_of(with_minimal("serverz: {port: 1}")) == ["serverz: unknown key"]
+    assert problems_of(with_minimal("serverz: {port: 1}")) == [
+        "serverz: unknown key (did you mean 'server'?)"
+    ]
 
 
 def test_unknown_nested_key_is_an_error() -> None:
@@ -19,13 +21,28 @@ def test_unknown_nested_key_is_an_error() -> None:
         """
     )
 
-    assert problems == ["models[0].price.cached: unknown key"]
+    assert problems == ["models[0].price.cached: unknown key (did you mean 'cacheRead'?)"]
 
 
 def test_snake_case_key_is_unknown() -> None:
     assert problems_of(with_minimal("server: {max_body_bytes: 1}")) == [
-        "server.max_body_bytes: unknown key"
+        "server.max_body_bytes: unknown key (did you mean 'maxBodyBytes'?)"
     ]
+
+
+def test_misspelt_key_gets_the_nearest_field() -> None:
+    problems = problems_of(
+        """
+        providers: [{id: demo, adapter: echo}]
+        models: [{id: m, provider: demo, contextLenght: 8000}]
+        """
+    )
+
+    assert problems == ["models[0].contextLenght: unknown key (did you mean 'contextLength'?)"]
+
+
+def test_key_like_no_field_gets_no_suggestion() -> None:
+    assert problems_of(with_minimal("server: {colour: blue}")) == ["server.colour: unknown key"]
 
 
 @pytest.mark.parametrize(

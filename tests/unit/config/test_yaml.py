@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import pytest
+
 from .support import load, problems_of
 
 
@@ -62,8 +64,27 @@ def test_non_finite_price_is_an_error() -> None:
 def test_yaml_syntax_error_names_line_and_column() -> None:
     (problem,) = problems_of("server:\n  port: [1, 2\nmodels: []\n")
 
-    assert problem.startswith("<string>:3:")
-    assert "invalid YAML" in problem
+    assert (
+        problem == "server.port: invalid YAML at line 3, column 7: expected ',' or ']', but got ':'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("server:\n  port: 4000\n host: a\n", "server: invalid YAML at line 3, column 2: "),
+        ('server:\n  host: "a\n', "server.host: invalid YAML at line 3, column 1: "),
+        (
+            "providers:\n  - {id: a, adapter: echo}\n  - id: b\n    adapter: [x\n",
+            "providers[1].adapter: invalid YAML at line 5, column 1: ",
+        ),
+        ("[1, 2\n", "<root>: invalid YAML at line 2, column 1: "),
+    ],
+)
+def test_yaml_syntax_error_names_the_yaml_path_nearest_it(text: str, where: str) -> None:
+    (problem,) = problems_of(text)
+
+    assert problem.startswith(where)
 
 
 def test_syntax_error_never_shows_the_offending_text() -> None:
@@ -83,4 +104,16 @@ def test_empty_document_is_an_error() -> None:
 def test_duplicate_key_is_reported_with_its_position() -> None:
     problems = problems_of("server: {port: 1}\nserver: {port: 2}\n")
 
-    assert problems == ["<string>:2:1: duplicate key 'server'"]
+    assert problems == ["server: duplicate key at line 2, column 1 (first at line 1)"]
+
+
+def test_a_duplicate_key_hides_no_other_problem_under_its_path() -> None:
+    problems = problems_of(
+        "providers: [{id: demo, adapter: echo}]\n"
+        "models:\n  - id: m\n    provider: demo\n    provider: demo\n    contextLength: -1\n"
+    )
+
+    assert problems == [
+        "models[0].provider: duplicate key at line 5, column 5 (first at line 4)",
+        "models[0].contextLength: must be > 0",
+    ]

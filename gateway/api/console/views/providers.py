@@ -18,12 +18,19 @@ from gateway.api.console.html import (
 
 
 def circuit_cell(provider: dict[str, Any]) -> str:
-    state = provider["circuit"]
+    """The circuit as routing treats it now (gateway/circuits/view.py)."""
+    circuit = provider["circuit"]
+    state = circuit["state"]
     if state == "closed":
         return '<span class="good">closed</span>'
     if state == "open":
-        return f'<span class="bad">open until {esc(provider["openUntil"])}</span>'
-    return '<span class="warn">half-open (probing)</span>'
+        return f'<span class="bad">open until {esc(circuit["until"])}</span>'
+    if circuit["trial"] == "in_flight":
+        return (
+            '<span class="warn">half-open: trial call in flight '
+            f"(others refused until its answer, at most until {esc(circuit['until'])})</span>"
+        )
+    return '<span class="warn">half-open: trial call allowed</span>'
 
 
 # Calls, errors, success rate and mean latency: per provider and per model alike.
