@@ -32,8 +32,9 @@ _UP_TO_DATE = "database schema is up to date"
 NO_KEY = (
     "refusing to start: no gateway key is configured. Either add keys under auth.keys, "
     'e.g. `keys: [{id: alice, key: "${ALICE_KEY}"}]` (or a keyHash that '
-    '`echo -n "$KEY" | gateway keys hash` prints), or set `auth.allowUnauthenticated: true` '
-    "to serve without keys, on 127.0.0.1 only."
+    '`echo -n "$KEY" | gateway keys hash` prints), or set auth.adminKey and make keys at '
+    "runtime (`gateway keys create`, POST /admin/keys), or set "
+    "`auth.allowUnauthenticated: true` to serve without keys, on 127.0.0.1 only."
 )
 
 
@@ -220,7 +221,9 @@ def _serve(args: argparse.Namespace) -> int:
     logs.configure(_log_format(config), access_log=access_log)
     host = args.host or config.server.host
     port = config.server.port if args.port is None else args.port
-    if not config.auth.keys:
+    # With auth.adminKey, keys may be made at runtime (/admin/keys, gateway keys create).
+    auth = config.auth
+    if not auth.keys and (auth.allow_unauthenticated or auth.admin_key_hash is None):
         if not config.auth.allow_unauthenticated:
             print(NO_KEY, file=sys.stderr)
             return 1

@@ -83,6 +83,8 @@ def _convert(value: Any, tp: Any, problems: Problems, path: str) -> Any:
         return _convert(value, inner, problems, path)
     if origin is list:
         return _convert_list(value, get_args(tp)[0], problems, path)
+    if origin is dict:
+        return _convert_metadata(value, problems, path)
     if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
         return _convert_struct(value, tp, problems, path)
     if isinstance(tp, type) and issubclass(tp, Enum):
@@ -114,6 +116,23 @@ def _convert_struct(value: Any, struct: type[msgspec.Struct], problems: Problems
         elif f.required:
             failed = True
     return INVALID if failed else struct(**kwargs)
+
+
+_METADATA_VALUES = (str, int, float, Decimal, bool, type(None))
+
+
+def _convert_metadata(value: Any, problems: Problems, path: str) -> Any:
+    """A small flat mapping (``metadata``): string keys, scalar values."""
+    if not isinstance(value, dict):
+        problems.add(path, f"expected mapping, got {yaml_type(value)}")
+        return INVALID
+    result: dict[str, Any] = {}
+    for key, item_value in value.items():
+        if not isinstance(key, str) or not isinstance(item_value, _METADATA_VALUES):
+            problems.add(child(path, str(key)), "expected a string, number, boolean or null")
+            return INVALID
+        result[key] = float(item_value) if isinstance(item_value, Decimal) else item_value
+    return result
 
 
 def _convert_list(value: Any, item_type: Any, problems: Problems, path: str) -> Any:

@@ -89,6 +89,8 @@ telemetry = Table(
     Column("upstream_model", String(255)),
     # Migration 0006 (after 0005, before 0004): exploration chose the model, not the ranking.
     _flag("routing_explored"),
+    # Migration 0012: the calling key's team (gateway.governance), NULL for none.
+    Column("team_id", String(ID_LEN)),
 )
 
 # Covering index for the call-history GROUP BY (gateway.signals.history): the
@@ -127,6 +129,8 @@ usage_daily = Table(
     Column("output_tokens", BigInteger, nullable=False, default=0, server_default=ZERO),
     Column("cost", Money, nullable=False, default=0, server_default=ZERO),
     Column("estimated_cost", Money, nullable=False, default=0, server_default=ZERO),
+    # Migration 0012: the key's team ('' for none), part of the row's key.
+    Column("team_id", String(ID_LEN), nullable=False, server_default=EMPTY),
     UniqueConstraint(
         "day",
         "api_key_id",
@@ -134,6 +138,7 @@ usage_daily = Table(
         "provider",
         "model",
         "operation",
+        "team_id",
         name="uq_usage_daily_key",
     ),
 )
@@ -145,6 +150,7 @@ USAGE_KEY_COLUMNS: tuple[str, ...] = (
     "provider",
     "model",
     "operation",
+    "team_id",
 )
 
 eval_results = Table(

@@ -31,7 +31,7 @@ from tests.unit.db.scratch import BACKENDS, scratch_database
 from tests.unit.signals.test_rollup_reads import random_records
 from tests.unit.telemetry.factory import NOW
 
-NEW_COLUMNS = ("output_tokens_per_second", "upstream_model")
+NEW_COLUMNS = ("output_tokens_per_second", "upstream_model", "team_id")  # after 0006
 ROLLUP = {
     "hourly": telemetry_hourly,
     "latency": telemetry_hourly_latency,
