@@ -18,7 +18,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from gateway import __version__, allocator, logs
+from gateway import __version__, allocator, keys_cli, logs
 from gateway.config.errors import ConfigError
 from gateway.config.loader import check_config, load_config, load_config_file
 from gateway.domain.keys import hash_key
@@ -102,6 +102,7 @@ def _parser() -> argparse.ArgumentParser:
     keys_sub = keys.add_subparsers(dest="keys_command", required=True, metavar="COMMAND")
     hashed = _command(keys_sub, "hash", "print the keyHash of a key read from stdin")
     hashed.set_defaults(handler=_keys_hash)
+    keys_cli.register(keys_sub, _command)  # create, list, show, rotate, revoke
     return parser
 
 

@@ -3,7 +3,12 @@ openai SDK against a real server (docs/api.md, "Keys and teams")."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -13,7 +18,7 @@ import pytest
 from gateway.db.tables import usage_daily
 from tests.integration.budget_support import MESSAGES, budget_yaml, counter, query, running
 from tests.support.fake_upstream import FakeUpstream
-from tests.support.gateway import ADMIN_KEY, RunningGateway
+from tests.support.gateway import ADMIN_KEY, ENVIRON, RunningGateway
 
 ADMIN = {"authorization": f"Bearer {ADMIN_KEY}"}
 TEAMS = """
@@ -224,3 +229,61 @@ def test_every_write_is_audited_without_key_material_and_pages(
         everything = str(first) + rest.text
         assert all(secret not in everything for secret in secrets)
         assert all(secret[12:] not in everything for secret in secrets)
+
+
+def _cli(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gateway.cli", "keys", *args, "--config", str(config)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **ENVIRON},
+        timeout=60,
+        check=False,
+    )
+
+
+def _until(check: Any, seconds: float = 1.5) -> float:
+    """Seconds until ``check()`` is true (it must be within ``seconds``)."""
+    started = time.monotonic()
+    while not check():
+        assert time.monotonic() - started < seconds, "not in force in time"
+        time.sleep(0.05)
+    return time.monotonic() - started
+
+
+def _works(gateway: RunningGateway, key: str) -> bool:
+    answer = httpx.post(
+        f"{gateway.url}/v1/chat/completions",
+        json={"model": "chat", "messages": [{"role": "user", "content": "hi"}]},
+        headers={"authorization": f"Bearer {key}"},
+        timeout=10,
+    )
+    return answer.status_code == 200
+
+
+def test_the_cli_creates_lists_rotates_and_revokes_keys_a_running_gateway_serves(
+    upstream: FakeUpstream, sqlite_url: str, tmp_path: Path
+) -> None:
+    config = tmp_path / "gateway.yaml"
+    config.write_text(budget_yaml(upstream.url, sqlite_url, extra=TEAMS))
+    with running(config.read_text()) as gateway:
+        created = _cli(config, "create", "--id", "cli1", "--team", "platform")
+        assert created.returncode == 0, created.stderr
+        key = created.stdout.strip()
+        assert key.startswith("sk-gw-") and key not in created.stderr
+        assert json.loads(created.stderr)["team"] == "platform"
+        _until(lambda: _works(gateway, key))
+        listed = _cli(config, "list", "--team", "platform")
+        assert [k["id"] for k in json.loads(listed.stdout)] == ["cli1"]
+        shown = json.loads(_cli(config, "show", "cli1").stdout)
+        assert shown["source"] == "database" and "key" not in shown
+        rotated = _cli(config, "rotate", "cli1", "--grace-seconds", "60")
+        new = rotated.stdout.strip()
+        _until(lambda: _works(gateway, new))
+        assert _works(gateway, key)  # within its grace
+        assert _cli(config, "revoke", "cli1").returncode == 0
+        _until(lambda: not _works(gateway, new) and not _works(gateway, key))
+        refused = _cli(config, "revoke", "alice")
+        assert refused.returncode == 1 and "409 key_from_file" in refused.stderr
+        actors = {e["actor"] for e in _admin(gateway, "GET", "/admin/audit").json()["data"]}
+        assert actors == {"cli"}
