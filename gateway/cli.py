@@ -18,7 +18,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from gateway import __version__, allocator, logs
+from gateway import __version__, allocator, keys_cli, logs
 from gateway.config.errors import ConfigError
 from gateway.config.loader import check_config, load_config, load_config_file
 from gateway.domain.keys import hash_key
@@ -32,8 +32,9 @@ _UP_TO_DATE = "database schema is up to date"
 NO_KEY = (
     "refusing to start: no gateway key is configured. Either add keys under auth.keys, "
     'e.g. `keys: [{id: alice, key: "${ALICE_KEY}"}]` (or a keyHash that '
-    '`echo -n "$KEY" | gateway keys hash` prints), or set `auth.allowUnauthenticated: true` '
-    "to serve without keys, on 127.0.0.1 only."
+    '`echo -n "$KEY" | gateway keys hash` prints), or set auth.adminKey and make keys at '
+    "runtime (`gateway keys create`, POST /admin/keys), or set "
+    "`auth.allowUnauthenticated: true` to serve without keys, on 127.0.0.1 only."
 )
 
 
@@ -101,6 +102,7 @@ def _parser() -> argparse.ArgumentParser:
     keys_sub = keys.add_subparsers(dest="keys_command", required=True, metavar="COMMAND")
     hashed = _command(keys_sub, "hash", "print the keyHash of a key read from stdin")
     hashed.set_defaults(handler=_keys_hash)
+    keys_cli.register(keys_sub, _command)  # create, list, show, rotate, revoke
     return parser
 
 
@@ -220,7 +222,9 @@ def _serve(args: argparse.Namespace) -> int:
     logs.configure(_log_format(config), access_log=access_log)
     host = args.host or config.server.host
     port = config.server.port if args.port is None else args.port
-    if not config.auth.keys:
+    # With auth.adminKey, keys may be made at runtime (/admin/keys, gateway keys create).
+    auth = config.auth
+    if not auth.keys and (auth.allow_unauthenticated or auth.admin_key_hash is None):
         if not config.auth.allow_unauthenticated:
             print(NO_KEY, file=sys.stderr)
             return 1

@@ -36,6 +36,9 @@ from gateway.db.engine import create_engine
 from gateway.db.redis_values import SkippedValues
 from gateway.domain.clock import utc_now
 from gateway.domain.settings import GatewayConfig
+from gateway.governance.admin import Admin
+from gateway.governance.directory import Directory
+from gateway.governance.store import GovernanceStore
 from gateway.metrics import Metrics, multiprocess
 from gateway.pipeline.attempts import Attempts
 from gateway.pipeline.context import Target
@@ -126,6 +129,10 @@ class Runtime:
             self._redis = redis_client(config.redis.url)
             self._signal_store = RedisSignalStore(self._redis, config, skipped=self.skipped)
         self.breakers: CircuitStates = self._breakers_for(config)
+        # Every key and team (YAML and database), looked up on each call (gateway.governance).
+        self.directory = Directory(
+            GovernanceStore(self.engine), config, redis=self._redis, tasks=self.tasks
+        )
         self._gauges: asyncio.Task[None] | None = None
         server = config.server
         self.http = UpstreamHTTP(
@@ -175,6 +182,11 @@ class Runtime:
     @property
     def keys(self) -> KeyRing:
         return self.serving.keys
+
+    @property
+    def admin(self) -> Admin:
+        """The admin writes on keys and teams, against the current configuration."""
+        return Admin(self.directory, self.serving.config)
 
     @property
     def signals(self) -> SignalRefresher:
@@ -271,6 +283,7 @@ class Runtime:
         new.signals.history_read_failures = old.signals.history_read_failures
         await new.signals.start()
         self.serving = new  # one assignment: a call sees the old Serving or the new one
+        self.directory.use_config(config)
         await old.signals.stop()
         if old_breakers is not self.breakers:
             await old_breakers.stop()
@@ -290,6 +303,7 @@ class Runtime:
         await self.signals.start()
         await self.budgets.start()
         await self.cache.start()
+        await self.directory.start()
         if multiprocess():
             self._gauges = self.tasks.spawn("metrics-gauges", self._refresh_gauges)
 
@@ -298,6 +312,7 @@ class Runtime:
             self._gauges.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._gauges
+        await self.directory.stop()
         await self.cache.stop()
         await self.budgets.stop()
         await self.signals.stop()

@@ -18,6 +18,7 @@ from gateway.api.admin import AdminController
 from gateway.api.console.routes import CONSOLE_HANDLERS
 from gateway.api.console.throttle import SignInThrottle
 from gateway.api.errors import EXCEPTION_HANDLERS, from_http_exception
+from gateway.api.governance import GovernanceController
 from gateway.api.keyless import keyless_guard
 from gateway.api.models import list_models
 from gateway.api.proxy import PROXY_HANDLERS, RAW_HANDLERS
@@ -137,6 +138,7 @@ def create_app(
             readyz,
             metrics,
             AdminController,
+            GovernanceController,
             *CONSOLE_HANDLERS,
         ],
         lifespan=[lifespan],

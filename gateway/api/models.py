@@ -16,7 +16,7 @@ async def list_models(request: Request[Any, Any, Any]) -> dict[str, Any]:
     serving = runtime.serving
     allowed = None
     if not serving.keys.open:
-        key = serving.keys.identify(request.headers.get("authorization"))
+        key = runtime.directory.identify(request.headers.get("authorization"))
         if key is None:
             raise AuthenticationFailed("Missing or invalid API key.")
         allowed = key.configurations

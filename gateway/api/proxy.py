@@ -127,7 +127,7 @@ async def _proxy(endpoint: Endpoint, scope: Scope, receive: Receive, send: Send)
     try:
         key = None
         if not serving.keys.open:
-            key = serving.keys.identify(_header(scope, b"authorization"))
+            key = _runtime(scope).directory.identify(_header(scope, b"authorization"))
             if key is None:
                 raise AuthenticationFailed("Missing or invalid API key.")
         raw = await read_body(scope, receive, serving.config.server.max_body_bytes)

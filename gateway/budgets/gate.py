@@ -130,7 +130,9 @@ class DatabaseBudgets:
         """Hold the worst case; a fallback's hold covers its own budget (the primary's hold
         covers the key's)."""
         held_key = None if fallback else key
-        if configuration.budget is None and (held_key is None or held_key.budget is None):
+        if configuration.budget is None and (
+            held_key is None or (held_key.budget is None and held_key.team_budget is None)
+        ):
             return None  # no budget at all (most calls): not even the clock is read
         now = self._clock()
         lines = budget_lines(held_key, configuration, now)

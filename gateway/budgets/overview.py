@@ -6,6 +6,7 @@ for the windows in force now; a window no call has touched yet has used nothing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -23,14 +24,23 @@ from gateway.budgets.windows import (
 )
 from gateway.db.budget_tables import budget_counters
 from gateway.domain.model import BudgetSpec
-from gateway.domain.settings import GatewayConfig
+from gateway.domain.settings import ApiKey, GatewayConfig, Team
 
 
-def lines_in_force(config: GatewayConfig, now: datetime) -> list[BudgetLine]:
-    """Each limited budget of each key and configuration, in the window of ``now``."""
+def lines_in_force(
+    config: GatewayConfig,
+    now: datetime,
+    keys: Sequence[ApiKey] | None = None,
+    teams: Sequence[Team] | None = None,
+) -> list[BudgetLine]:
+    """Each limited budget of each key, team and configuration, in the window of ``now``
+    (``keys`` and ``teams``: the directory's, file and database; the file's by default)."""
     owners: list[tuple[Scope, str, BudgetSpec | None]] = [
-        (Scope.KEY, key.id, key.budget) for key in config.auth.keys
+        (Scope.KEY, key.id, key.budget) for key in (config.auth.keys if keys is None else keys)
     ]
+    owners.extend(
+        (Scope.TEAM, team.id, team.budget) for team in (config.teams if teams is None else teams)
+    )
     owners.extend((Scope.CONFIGURATION, c.id, c.budget) for c in config.configurations.values())
     lines: list[BudgetLine] = []
     for scope, owner, spec in owners:
@@ -45,9 +55,13 @@ def lines_in_force(config: GatewayConfig, now: datetime) -> list[BudgetLine]:
 
 
 async def budget_overview(
-    engine: AsyncEngine, config: GatewayConfig, now: datetime
+    engine: AsyncEngine,
+    config: GatewayConfig,
+    now: datetime,
+    keys: Sequence[ApiKey] | None = None,
+    teams: Sequence[Team] | None = None,
 ) -> list[dict[str, Any]]:
-    lines = lines_in_force(config, now)
+    lines = lines_in_force(config, now, keys, teams)
     used: dict[CounterKey, tuple[int, int, Decimal]] = {}
     if lines:
         c = budget_counters.c

@@ -1,7 +1,7 @@
 """Which budgets a call is held to, and their windows (pure).
 
 A budget line is one (scope, id, period) with its limits: a key's daily and
-monthly budgets and the configuration's. Windows are the UTC day and the UTC
+monthly budgets, its team's and the configuration's. Windows are the UTC day and the UTC
 month. Lines come sorted, so every transaction takes counter rows in the same
 order and two calls can never deadlock on them.
 """
@@ -18,6 +18,7 @@ from gateway.domain.settings import ApiKey
 
 class Scope(StrEnum):
     KEY = "key"
+    TEAM = "team"  # every call of the team's keys
     CONFIGURATION = "configuration"
 
 
@@ -81,6 +82,8 @@ def budget_lines(
     lines: list[BudgetLine] = []
     if key is not None:
         lines.extend(_lines_of(Scope.KEY, key.id, key.budget, now))
+        if key.team is not None:
+            lines.extend(_lines_of(Scope.TEAM, key.team, key.team_budget, now))
     lines.extend(_lines_of(Scope.CONFIGURATION, configuration.id, configuration.budget, now))
     return tuple(sorted(lines, key=lambda line: line.key))
 

@@ -4,13 +4,41 @@ from __future__ import annotations
 
 from gateway.config.errors import Problems, child, item
 from gateway.config.references import Ids, parsed_entries
-from gateway.config.schema import AuthSchema, KeySchema
-from gateway.config.sections import to_budget
+from gateway.config.schema import AuthSchema, KeySchema, TeamSchema
+from gateway.config.sections import to_budget, to_rate_limit
 from gateway.domain.keys import hash_key, parse_key_hash
-from gateway.domain.settings import ApiKey, AuthSettings
+from gateway.domain.settings import ApiKey, AuthSettings, Team
 
 
-def resolve_auth(entry: AuthSchema, configurations: Ids, problems: Problems) -> AuthSettings:
+def resolve_teams(
+    entries: list[TeamSchema], configurations: Ids, problems: Problems
+) -> tuple[tuple[Team, ...], Ids]:
+    """YAML ``teams[]``: read-only at runtime (``/admin/teams`` answers 409 for them)."""
+    ids = Ids("team", problems)
+    teams: list[Team] = []
+    for index, entry in parsed_entries(entries):
+        path = item("teams", index)
+        if entry.configurations is not None:
+            configurations.check_all(child(path, "configurations"), entry.configurations)
+        if not ids.claim(path, entry.id):
+            continue
+        teams.append(
+            Team(
+                id=entry.id,
+                configurations=frozenset(entry.configurations)
+                if entry.configurations is not None
+                else None,
+                budget=to_budget(entry.budget),
+                rate_limit=to_rate_limit(entry.rate_limit),
+                metadata=dict(entry.metadata or {}),
+            )
+        )
+    return tuple(teams), ids
+
+
+def resolve_auth(
+    entry: AuthSchema, configurations: Ids, problems: Problems, teams: Ids | None = None
+) -> AuthSettings:
     admin_key_hash = None
     if entry.admin_key is not None:
         if entry.admin_key:
@@ -27,6 +55,8 @@ def resolve_auth(entry: AuthSchema, configurations: Ids, problems: Problems) -> 
         digest = _digest(key_entry, path, problems)
         if key_entry.configurations is not None:
             configurations.check_all(child(path, "configurations"), key_entry.configurations)
+        if key_entry.team is not None and teams is not None:
+            teams.check(child(path, "team"), key_entry.team)
         if not ids.claim(path, key_entry.id) or digest is None:
             continue
         if digest in owner_of_hash:
@@ -73,4 +103,5 @@ def _api_key(entry: KeySchema, digest: str) -> ApiKey:
         if entry.configurations is not None
         else None,
         budget=to_budget(entry.budget),
+        team=entry.team,
     )

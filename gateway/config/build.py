@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from gateway.config.auth import resolve_auth
+from gateway.config.auth import resolve_auth, resolve_teams
 from gateway.config.errors import Problems, child, item
 from gateway.config.references import Ids, failed_ids, parsed_entries
 from gateway.config.schema import (
@@ -45,7 +45,8 @@ def build(file: FileSchema, raw: Any, problems: Problems) -> GatewayConfig | Non
     models, model_ids = _resolve_models(file.models, raw, provider_ids, problems)
     configurations, configuration_ids = _resolve_configurations(file, raw, model_ids, problems)
     _check_fallbacks(file.configurations, configuration_ids, problems)
-    auth = resolve_auth(file.auth, configuration_ids, problems)
+    teams, team_ids = resolve_teams(file.teams, configuration_ids, problems)
+    auth = resolve_auth(file.auth, configuration_ids, problems, team_ids)
     redis = _resolve_redis(file.redis, problems)
     cache = _resolve_cache_store(file.cache, redis, problems)
     sections = resolve_sections(file)
@@ -66,6 +67,7 @@ def build(file: FileSchema, raw: Any, problems: Problems) -> GatewayConfig | Non
         providers=providers,
         models=tuple(models),
         configurations=configurations,
+        teams=teams,
     )
 
 

@@ -85,7 +85,10 @@ def _convert(value: Any, tp: Any, problems: Problems, path: str) -> Any:
     if origin is list:
         return _convert_list(value, get_args(tp)[0], problems, path)
     if origin is dict:
-        return _convert_mapping(value, get_args(tp)[1], problems, path)
+        value_type = get_args(tp)[1]
+        if value_type is Any:  # metadata: a small flat mapping of scalars
+            return _convert_metadata(value, problems, path)
+        return _convert_mapping(value, value_type, problems, path)
     if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
         return _convert_struct(value, tp, problems, path)
     if isinstance(tp, type) and issubclass(tp, Enum):
@@ -123,6 +126,23 @@ def _unknown_key(key: str, known: set[str]) -> str:
     """``unknown key``, with the field it was most likely meant to be."""
     meant = did_you_mean(key, sorted(known))
     return "unknown key" if meant is None else f"unknown key (did you mean {meant!r}?)"
+
+
+_METADATA_VALUES = (str, int, float, Decimal, bool, type(None))
+
+
+def _convert_metadata(value: Any, problems: Problems, path: str) -> Any:
+    """A small flat mapping (``metadata``): string keys, scalar values."""
+    if not isinstance(value, dict):
+        problems.add(path, f"expected mapping, got {yaml_type(value)}")
+        return INVALID
+    result: dict[str, Any] = {}
+    for key, item_value in value.items():
+        if not isinstance(key, str) or not isinstance(item_value, _METADATA_VALUES):
+            problems.add(child(path, str(key)), "expected a string, number, boolean or null")
+            return INVALID
+        result[key] = float(item_value) if isinstance(item_value, Decimal) else item_value
+    return result
 
 
 def _convert_list(value: Any, item_type: Any, problems: Problems, path: str) -> Any:

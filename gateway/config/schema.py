@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 
@@ -183,6 +183,15 @@ class KeySchema(Section):
     key_hash: str | None = None
     configurations: list[Id] | None = None
     budget: BudgetSchema | None = None
+    team: Id | None = None  # a teams[] id
+
+
+class TeamSchema(Section):
+    id: Id
+    configurations: list[Id] | None = None
+    budget: BudgetSchema | None = None
+    rate_limit: RateLimitSchema | None = None
+    metadata: dict[str, Any] | None = None
 
 
 class AuthSchema(Section):
@@ -289,6 +298,7 @@ class FileSchema(Section):
     redis: RedisSchema = msgspec.field(default_factory=RedisSchema)
     budgets: BudgetsSchema = msgspec.field(default_factory=BudgetsSchema)
     auth: AuthSchema = msgspec.field(default_factory=AuthSchema)
+    teams: list[TeamSchema] = []
     routing: RoutingSchema = msgspec.field(default_factory=RoutingSchema)
     health: HealthSchema = msgspec.field(default_factory=HealthSchema)
     circuit_breaker: CircuitBreakerSchema = msgspec.field(default_factory=CircuitBreakerSchema)

@@ -3,4 +3,5 @@
 
 from gateway.db import budget_tables as budget_tables
 from gateway.db import console_tables as console_tables
+from gateway.db import governance_tables as governance_tables
 from gateway.db import rollup_tables as rollup_tables

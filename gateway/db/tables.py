@@ -91,6 +91,8 @@ telemetry = Table(
     _flag("routing_explored"),
     # Migration 0013: the call's OpenTelemetry trace (telemetry.otel), 32 hex digits.
     Column("trace_id", String(32), index=True),
+    # Migration 0012: the calling key's team (gateway.governance), NULL for none.
+    Column("team_id", String(ID_LEN)),
 )
 
 # Covering index for the call-history GROUP BY (gateway.signals.history): the
@@ -129,6 +131,8 @@ usage_daily = Table(
     Column("output_tokens", BigInteger, nullable=False, default=0, server_default=ZERO),
     Column("cost", Money, nullable=False, default=0, server_default=ZERO),
     Column("estimated_cost", Money, nullable=False, default=0, server_default=ZERO),
+    # Migration 0012: the key's team ('' for none), part of the row's key.
+    Column("team_id", String(ID_LEN), nullable=False, server_default=EMPTY),
     UniqueConstraint(
         "day",
         "api_key_id",
@@ -136,6 +140,7 @@ usage_daily = Table(
         "provider",
         "model",
         "operation",
+        "team_id",
         name="uq_usage_daily_key",
     ),
 )
@@ -147,6 +152,7 @@ USAGE_KEY_COLUMNS: tuple[str, ...] = (
     "provider",
     "model",
     "operation",
+    "team_id",
 )
 
 eval_results = Table(

@@ -39,6 +39,11 @@ GatewayException
     ├── ModelNotFound           404 invalid_request_error   model_not_found
     ├── NotFound                404 invalid_request_error   not_found
     ├── MethodNotAllowed        405 invalid_request_error   method_not_allowed
+    ├── Conflict                409 invalid_request_error   conflict (admin writes)
+    │   ├── KeyFromFile         409 invalid_request_error   key_from_file
+    │   ├── TeamFromFile        409 invalid_request_error   team_from_file
+    │   ├── TeamHasKeys         409 invalid_request_error   team_has_keys
+    │   └── AlreadyExists       409 invalid_request_error   already_exists
     ├── RequestHeadTimedOut     408 invalid_request_error   request_timeout
     ├── RequestTooLarge         413 invalid_request_error   request_too_large
     ├── UnsupportedMediaType    415 invalid_request_error   unsupported_media_type
@@ -160,6 +165,29 @@ class NotFound(GatewayError):
 
     status = 404
     code = "not_found"
+
+
+class Conflict(GatewayError):
+    """An admin write that the state of keys and teams forbids."""
+
+    status = 409
+    code = "conflict"
+
+
+class KeyFromFile(Conflict):
+    code = "key_from_file"
+
+
+class TeamFromFile(Conflict):
+    code = "team_from_file"
+
+
+class TeamHasKeys(Conflict):
+    code = "team_has_keys"
+
+
+class AlreadyExists(Conflict):
+    code = "already_exists"
 
 
 class MethodNotAllowed(GatewayError):

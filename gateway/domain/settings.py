@@ -8,7 +8,10 @@ be sent upstream and are therefore excluded from ``repr``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
 
+from gateway.domain.limits import RateLimit
 from gateway.domain.model import BudgetSpec, Configuration, Model, Provider, RoutingSettings
 
 
@@ -84,6 +87,26 @@ class ApiKey:
     key_hash: str = field(repr=False)  # hex SHA-256 of the key, never the key
     configurations: frozenset[str] | None = None  # None: every configuration
     budget: BudgetSpec | None = None
+    # Teams (gateway.governance): the key's team, whose budget counts every call of its
+    # keys; ``configurations`` above is then already the key's own ones met with the team's.
+    team: str | None = None
+    team_budget: BudgetSpec | None = None
+    rate_limit: RateLimit | None = None  # stored and served; enforced by gateway.limits
+    team_rate_limit: RateLimit | None = None
+    source: str = "file"  # file: auth.keys in YAML | database: made at runtime
+    expires_at: datetime | None = None  # aware UTC; refused from this second on
+
+
+@dataclass(frozen=True, slots=True)
+class Team:
+    """A team: YAML ``teams[]`` (source ``file``) or ``/admin/teams`` (``database``)."""
+
+    id: str
+    configurations: frozenset[str] | None = None  # None: every configuration
+    budget: BudgetSpec | None = None
+    rate_limit: RateLimit | None = None
+    metadata: dict[str, Any] = field(default_factory=dict, compare=False)
+    source: str = "file"
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +146,7 @@ class GatewayConfig:
     providers: dict[str, Provider] = field(default_factory=dict)  # in YAML order
     models: tuple[Model, ...] = ()  # in YAML order (Model.order = index)
     configurations: dict[str, Configuration] = field(default_factory=dict)
+    teams: tuple[Team, ...] = ()  # YAML teams[], in order
 
     _models_by_id: dict[str, Model] = field(init=False, repr=False, compare=False)
 

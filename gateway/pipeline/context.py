@@ -101,6 +101,7 @@ class CallContext:
             created_at=utc_now(),
             request_id=self.request_id,
             api_key_id=self.api_key_id,
+            team_id=self.key.team if self.key is not None else None,
             operation=self.request.operation.value,
             configuration=self.request.configuration,
             success=False,

@@ -227,6 +227,7 @@ async def usage_figures(connection: AsyncConnection, first_day: date) -> dict[st
     for name, column in (
         ("configurations", _u.configuration),
         ("keys", _u.api_key_id),
+        ("teams", _u.team_id),  # '' is the calls of keys without a team
         ("models", _u.model),
     ):
         query = (

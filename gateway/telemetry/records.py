@@ -60,6 +60,7 @@ class TelemetryRecord(msgspec.Struct, kw_only=True, gc=False):
     output_tokens_per_second: float | None = None  # streams: output tokens / generation time
     upstream_model: str | None = None  # the model the upstream says it ran, when not the one sent
     trace_id: str | None = None  # the call's OpenTelemetry trace (32 hex), when traced
+    team_id: str | None = None  # the calling key's team (gateway.governance)
     # What the pipeline decided and attempted: the row's routing_detail, encoded when the
     # writer inserts the row (off the request path).
     trail: CallTrail | None = None

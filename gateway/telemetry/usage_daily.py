@@ -25,7 +25,7 @@ from gateway.telemetry.records import TelemetryRecord
 
 COUNTERS: tuple[str, ...] = ("requests", "input_tokens", "output_tokens", "cost", "estimated_cost")
 
-UsageKey = tuple[date, str, str, str, str, str]
+UsageKey = tuple[date, str, str, str, str, str, str]
 
 
 def usage_increments(records: Iterable[TelemetryRecord]) -> list[dict[str, Any]]:
@@ -45,6 +45,7 @@ def usage_increments(records: Iterable[TelemetryRecord]) -> list[dict[str, Any]]
             record.served_provider or "",
             record.served_model,
             record.operation,
+            record.team_id or "",
         )
         sums = totals.setdefault(key, [0, 0, 0, Decimal(0), Decimal(0)])
         sums[0] += 1

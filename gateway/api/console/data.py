@@ -47,7 +47,7 @@ def filter_options(runtime: Runtime) -> dict[str, list[str]]:
     config = runtime.config
     return {
         "configurations": sorted(config.configurations),
-        "keys": sorted(k.id for k in config.auth.keys),
+        "keys": sorted(k.id for k in runtime.directory.all_keys()),
         "models": sorted(m.id for m in config.models),
         "providers": sorted(config.providers),
         "errorClasses": list(ERROR_CLASSES),
@@ -144,17 +144,22 @@ def circuit_json(view: CircuitView, now: datetime, mono: float) -> dict[str, Any
 
 async def budgets_data(runtime: Runtime, now: datetime) -> dict[str, Any]:
     config = runtime.config
+    directory = runtime.directory  # the YAML's keys and teams and the database's
+    served = directory.served_keys()
+    teams = directory.teams()
     keys = [
         {
             "id": key.id,
+            "team": key.team,
             "configurations": sorted(key.configurations)
             if key.configurations is not None
             else None,
             "budget": "own budget" if key.budget is not None else "none",
         }
-        for key in config.auth.keys
+        for key in served
     ]
-    return {"budgets": await budget_overview(runtime.engine, config, now), "keys": keys}
+    budgets = await budget_overview(runtime.engine, config, now, served, teams)
+    return {"budgets": budgets, "keys": keys}
 
 
 RANGE_DAYS = {"today": 1, "7d": 7, "30d": 30}

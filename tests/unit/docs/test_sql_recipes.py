@@ -96,6 +96,7 @@ def seed_calls(now: datetime) -> list[TelemetryRecord]:
     return [
         _record(
             NOVEMBER,
+            team_id="platform",
             **_served("openai-main", "gpt-4o-mini"),
             **routed,
             **reported,

@@ -38,6 +38,10 @@ SECTIONS = {
     "budget_reservations": "## Budget and cache tables",
     "response_cache": "## Budget and cache tables",
     "console_revoked_sessions": "## `console_revoked_sessions`",
+    "managed_keys": "## Keys, teams and the admin audit",
+    "managed_teams": "## Keys, teams and the admin audit",
+    "admin_audit": "## Keys, teams and the admin audit",
+    "governance_changes": "## Keys, teams and the admin audit",
 }
 
 

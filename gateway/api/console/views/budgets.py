@@ -44,10 +44,16 @@ def budgets_page(data: dict[str, Any], frame: Frame) -> str:
         ]
         for b in data["budgets"]
     ]
-    key_columns = (Column("key id"), Column("may use", wrap=True), Column("budget"))
+    key_columns = (
+        Column("key id"),
+        Column("team"),
+        Column("may use", wrap=True),
+        Column("budget"),
+    )
     key_rows = [
         [
             esc(k["id"]),
+            esc(k["team"] or "–"),
             esc(
                 ", ".join(k["configurations"])
                 if k["configurations"] is not None

@@ -48,6 +48,7 @@ def overview_page(data: dict[str, Any], frame: Frame) -> str:
         for name, title in (
             ("configurations", "Top configurations by cost"),
             ("keys", "Top keys by cost"),
+            ("teams", "Top teams by cost"),
             ("models", "Top served models by cost"),
         )
     )

@@ -1,0 +1,1 @@
+"""Keys and teams at runtime (docs/operations.md, "Keys and teams at runtime")."""
