@@ -8,10 +8,13 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 
 from gateway.cli import main
+from tests.support.fake_upstream import FakeUpstream
 from tests.support.gateway import RunningGateway
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,3 +100,63 @@ def test_the_sdk_example_runs_against_the_example_server(tmp_path: Path) -> None
     assert re.fullmatch(r"echo: Hello [0-9.e-]+", whole), whole
     assert streamed == "echo: Hi"
     assert re.fullmatch(r"cost: [0-9.e-]+", cost), cost
+
+
+def _complete_example_on(upstream: FakeUpstream, database: str, yaml: str) -> RunningGateway:
+    """The complete example with its providers on the fake upstream and its database in a
+    temporary folder; nothing else changed."""
+    for real, fake in (
+        ("https://api.openai.com/v1", f"{upstream.url}/v1"),
+        ("https://api.anthropic.com/v1", f"{upstream.url}/anthropic/v1"),
+        ("sqlite+aiosqlite:///gateway.db", database),
+    ):
+        assert real in yaml
+        yaml = yaml.replace(real, fake)
+    return RunningGateway(yaml, EXAMPLE_ENV)
+
+
+def _smart_chat_while_openai_fails(
+    upstream: FakeUpstream, tmp_path: Path, yaml: str
+) -> tuple[int, dict[str, str], list[dict[str, Any]]]:
+    upstream.behave("gpt-4o-mini", fail_always=500)
+    gateway = _complete_example_on(upstream, f"sqlite+aiosqlite:///{tmp_path / 'g.db'}", yaml)
+    try:
+        answer = httpx.post(
+            f"{gateway.url}/v1/chat/completions",
+            headers={"authorization": f"Bearer {EXAMPLE_ENV['ALICE_KEY']}"},
+            json={"model": "smart-chat", "messages": [{"role": "user", "content": "Hi"}]},
+            timeout=30,
+        )
+        rows = gateway.rows(expect=1)
+    finally:
+        gateway.stop()
+    return answer.status_code, dict(answer.headers), rows
+
+
+def test_the_complete_example_falls_back_to_another_provider_when_openai_fails(
+    upstream: FakeUpstream, tmp_path: Path
+) -> None:
+    example = markdown_block(CONFIGURATION_DOC, "A complete example", "yaml")
+    status, headers, rows = _smart_chat_while_openai_fails(upstream, tmp_path, example)
+    assert status == 200
+    assert headers["x-gateway-provider"] == "claude"
+    assert headers["x-gateway-model"] == "claude-haiku"
+    assert upstream.calls["gpt-4o-mini"] == 3  # the first attempt and maxRetries: 2
+    assert upstream.calls["claude-3-5-haiku-latest"] == 1
+    assert rows[-1]["fallback_attempts"] == 1
+
+
+def test_a_fallback_on_the_same_provider_does_not_survive_its_failure(
+    upstream: FakeUpstream, tmp_path: Path
+) -> None:
+    """What the doc says the cross-provider fallback avoids: 5 attempts, then 502."""
+    example = markdown_block(CONFIGURATION_DOC, "A complete example", "yaml")
+    fixed = re.search(r"\{id: backup-chat, mode: fixed, model: claude-haiku\}", example)
+    assert fixed, "the complete example's backup-chat is no longer fixed on claude-haiku"
+    same_provider = example.replace(
+        fixed.group(0), "{id: backup-chat, mode: fixed, model: gpt-4o-mini}"
+    )
+    status, _, _ = _smart_chat_while_openai_fails(upstream, tmp_path, same_provider)
+    assert status == 502
+    assert upstream.calls["gpt-4o-mini"] == 5  # the fifth failure opened the circuit
+    assert upstream.calls["claude-3-5-haiku-latest"] == 0
