@@ -307,6 +307,11 @@ class Runtime:
         if multiprocess():
             self._gauges = self.tasks.spawn("metrics-gauges", self._refresh_gauges)
 
+    @property
+    def redis(self) -> Redis | None:
+        """The client of ``redis.url``, None without one."""
+        return self._redis
+
     async def stop(self) -> None:
         if self._gauges is not None:
             self._gauges.cancel()

@@ -17,6 +17,8 @@ from gateway import allocator
 from gateway.api.admin import AdminController
 from gateway.api.console.routes import CONSOLE_HANDLERS
 from gateway.api.console.throttle import SignInThrottle
+from gateway.api.drain import Drain
+from gateway.api.drain import install as install_drain
 from gateway.api.errors import EXCEPTION_HANDLERS, from_http_exception
 from gateway.api.governance import GovernanceController
 from gateway.api.keyless import keyless_guard
@@ -116,7 +118,9 @@ def create_app(
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         runtime = Runtime(config, transport=transport, counter=counter, digest=digest)
         app.state.runtime = runtime
+        app.state.drain = drain = Drain()
         await runtime.start()
+        undrain = install_drain(drain, config.server.shutdown_drain_seconds)
         watcher = ConfigWatcher(runtime, config_file) if config_file is not None else None
         if watcher is not None:
             await watcher.start()
@@ -125,6 +129,7 @@ def create_app(
         try:
             yield
         finally:
+            undrain()
             if watcher is not None:
                 await watcher.stop()
             await runtime.stop()

@@ -27,6 +27,8 @@ def uvicorn_options(server: ServerSettings) -> dict[str, Any]:
         "ws": "none",  # the gateway serves no WebSocket
         # On every answer: a browser must never read a JSON error or a stream as HTML.
         "headers": [("x-content-type-options", "nosniff")],
+        # After SIGTERM (and the drain, gateway.api.drain): running calls' time to end.
+        "timeout_graceful_shutdown": server.shutdown_grace_seconds,
     }
 
 

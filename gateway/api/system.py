@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from litestar import Request, get
 from litestar.response import Response
 
-from gateway.db.probe import database_ready
+from gateway.api.drain import Drain
+from gateway.db.probe import database_ready, redis_ready
 from gateway.runtime import Runtime
 
 
@@ -19,9 +21,17 @@ async def healthz() -> dict[str, str]:
 @get("/readyz", include_in_schema=False)
 async def readyz(request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
     runtime: Runtime = request.app.state.runtime
-    if await database_ready(runtime.engine):
+    drain: Drain = request.app.state.drain
+    if drain.draining:  # SIGTERM: out of the rotation first (gateway.api.drain)
+        return Response({"status": "draining"}, status_code=503)
+    probes = [database_ready(runtime.engine)]
+    if runtime.redis is not None:
+        probes.append(redis_ready(runtime.redis))
+    ready = await asyncio.gather(*probes)
+    down = [name for name, up in zip(("database", "redis"), ready, strict=False) if not up]
+    if not down:
         return Response({"status": "ready"})
-    return Response({"status": "unavailable", "down": ["database"]}, status_code=503)
+    return Response({"status": "unavailable", "down": down}, status_code=503)
 
 
 @get("/metrics", include_in_schema=False)

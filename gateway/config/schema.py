@@ -116,6 +116,10 @@ class ServerSchema(Section):
     # Connections to the providers, all together; unset: as many as maxConnections, so a
     # call never waits for one (a client connection carries one call at a time).
     max_upstream_connections: PosInt | None = None
+    # SIGTERM: /readyz answers 503 for drain seconds while calls are still served, then
+    # the listener closes and running calls get up to grace seconds (gateway.api.drain).
+    shutdown_drain_seconds: Annotated[float, Ge(0)] = 0.0
+    shutdown_grace_seconds: Annotated[float, Gt(0)] = 30.0
 
 
 class DatabaseSchema(Section):

@@ -53,6 +53,8 @@ def resolve_sections(file: FileSchema) -> Sections:
             idle_timeout_seconds=server.idle_timeout_seconds,
             max_connections=server.max_connections,
             max_upstream_connections=server.max_upstream_connections or server.max_connections,
+            shutdown_drain_seconds=server.shutdown_drain_seconds,
+            shutdown_grace_seconds=server.shutdown_grace_seconds,
         ),
         database=DatabaseSettings(url=file.database.url),
         telemetry=TelemetrySettings(

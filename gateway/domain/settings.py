@@ -31,6 +31,8 @@ class ServerSettings:
     idle_timeout_seconds: float = 75.0  # a connection the client leaves silent
     max_connections: int = 2048  # open client connections per process
     max_upstream_connections: int = 2048  # the upstream pool, over every provider
+    shutdown_drain_seconds: float = 0.0  # SIGTERM: /readyz 503 while still serving
+    shutdown_grace_seconds: float = 30.0  # then: running calls' time to finish
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,14 +3,17 @@
 A ```sql block is portable and runs on SQLite, PostgreSQL and MariaDB; ```sql sqlite,
 ```sql postgresql and ```sql mariadb run only there. The scratch database is migrated to
 head and seeded through the gateway's own writers (the telemetry writer, the eval import,
-a budget hold), with calls both on a fixed November 2026 day and in the last minutes, so
-that every recipe, date filters included, has something to find.
+a budget hold), with calls two days ago and in the last minutes (never on a fixed date:
+a recipe that names a date finds nothing once its month is past), so that every recipe,
+date filters included, has something to find. A recipe finds something when a row has a
+value that is not NULL: an aggregate over nothing (``SUM`` of no rows) finds nothing.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 from decimal import Decimal
+from typing import Any
 
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -30,7 +33,6 @@ from .markdown import code_blocks, read_doc
 __all__ = ["database_url", "engine"]
 
 DIALECTS = ("sqlite", "postgresql", "mariadb")
-NOVEMBER = datetime(2026, 11, 15, 12, 0, tzinfo=UTC)
 
 
 def recipes() -> list[tuple[str | None, str]]:
@@ -95,7 +97,7 @@ def seed_calls(now: datetime) -> list[TelemetryRecord]:
     reported = {"usage_source": "provider", "actual_input_tokens": 1000}
     return [
         _record(
-            NOVEMBER,
+            now - timedelta(days=2),
             team_id="platform",
             **_served("openai-main", "gpt-4o-mini"),
             **routed,
@@ -143,6 +145,15 @@ def seed_calls(now: datetime) -> list[TelemetryRecord]:
             estimated_cost=Decimal("0.0000042"),
         ),
         _record(
+            now - timedelta(minutes=4),
+            **_served("openai-main", "gpt-4o-mini"),
+            **routed,
+            **reported,
+            actual_output_tokens=120,
+            actual_cost=Decimal("0.00022"),
+            latency_ms=930.0,
+        ),
+        _record(
             now - timedelta(minutes=3),
             operation="vision",
             **_served("openai-main", "gpt-4o-mini"),
@@ -186,8 +197,18 @@ def _dialect_of(engine: AsyncEngine) -> str:
     return "mariadb" if name in ("mysql", "mariadb") else name
 
 
+def seed_time(now: datetime) -> datetime:
+    """``now``, or a quarter of an hour past midnight UTC when now is earlier: the calls
+    seeded minutes before it are then today's, as the recipes' ``CURRENT_DATE`` reads."""
+    return max(now, datetime.combine(now.date(), time(0, 15), tzinfo=UTC))
+
+
+def finds_something(rows: list[Any]) -> bool:
+    return any(value is not None for row in rows for value in row)
+
+
 async def test_every_recipe_runs_as_written_and_finds_rows(engine: AsyncEngine) -> None:
-    await seed(engine, datetime.now(UTC))
+    await seed(engine, seed_time(datetime.now(UTC)))
     dialect = _dialect_of(engine)
     mine = [statement for d, statement in recipes() if d in (None, dialect)]
     failures: list[str] = []
@@ -198,8 +219,8 @@ async def test_every_recipe_runs_as_written_and_finds_rows(engine: AsyncEngine) 
         except Exception as error:
             failures.append(f"{type(error).__name__}: {str(error).splitlines()[0]}\n{statement}")
             continue
-        if not rows:
-            failures.append(f"no rows:\n{statement}")
+        if not finds_something(list(rows)):
+            failures.append(f"no rows, or only NULLs:\n{statement}")
     assert not failures, f"{dialect}:\n\n" + "\n\n".join(failures)
 
 
