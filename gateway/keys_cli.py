@@ -47,18 +47,18 @@ def register(keys_sub: Any, command: Callable[[Any, str, str], argparse.Argument
     listed.set_defaults(handler=_runner(_list))
 
     show = _with_config(command(keys_sub, "show", "show one key"))
-    show.add_argument("id")
+    show.add_argument("id", help="the key's id")
     show.set_defaults(handler=_runner(_show))
 
     rotate = _with_config(command(keys_sub, "rotate", "replace a key by a new one"))
-    rotate.add_argument("id")
+    rotate.add_argument("id", help="the id of the key to replace")
     rotate.add_argument(
         "--grace-seconds", type=int, default=0, help="how long the old key keeps working"
     )
     rotate.set_defaults(handler=_runner(_rotate))
 
     revoke = _with_config(command(keys_sub, "revoke", "revoke a key (its row stays)"))
-    revoke.add_argument("id")
+    revoke.add_argument("id", help="the id of the key to revoke")
     revoke.set_defaults(handler=_runner(_revoke))
 
 

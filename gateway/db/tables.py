@@ -93,6 +93,11 @@ telemetry = Table(
     Column("trace_id", String(32), index=True),
     # Migration 0012: the calling key's team (gateway.governance), NULL for none.
     Column("team_id", String(ID_LEN)),
+    # Migration 0014: the API the call came in by, the request fields accepted but not
+    # passed on (comma-separated), and where the served model's price came from.
+    Column("inbound_api", String(16)),
+    Column("ignored_params", Text),
+    Column("price_source", String(64)),
 )
 
 # Covering index for the call-history GROUP BY (gateway.signals.history): the

@@ -33,6 +33,11 @@ class Endpoint(StrEnum):
     def path(self) -> str:
         return f"/v1/{self.value}"
 
+    @property
+    def api(self) -> str:
+        """The name telemetry.inbound_api records: ``chat``, else the path after ``/v1/``."""
+        return "chat" if self is Endpoint.CHAT else self.value
+
 
 class Operation(StrEnum):
     """What a call runs, from its endpoint and body: it keys the call history."""

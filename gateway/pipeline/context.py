@@ -103,6 +103,7 @@ class CallContext:
             api_key_id=self.api_key_id,
             team_id=self.key.team if self.key is not None else None,
             operation=self.request.operation.value,
+            inbound_api=self.request.endpoint.api,
             configuration=self.request.configuration,
             success=False,
             http_status=0,

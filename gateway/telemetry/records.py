@@ -61,6 +61,9 @@ class TelemetryRecord(msgspec.Struct, kw_only=True, gc=False):
     upstream_model: str | None = None  # the model the upstream says it ran, when not the one sent
     trace_id: str | None = None  # the call's OpenTelemetry trace (32 hex), when traced
     team_id: str | None = None  # the calling key's team (gateway.governance)
+    inbound_api: str | None = None  # chat | responses | messages | completions | embeddings
+    ignored_params: str | None = None  # accepted, not passed on: "a,b" (x-gateway-ignored-params)
+    price_source: str | None = None  # config | catalog:<data version>
     # What the pipeline decided and attempted: the row's routing_detail, encoded when the
     # writer inserts the row (off the request path).
     trail: CallTrail | None = None

@@ -41,7 +41,7 @@ def test_every_path_answers_a_wrong_method_with_method_not_allowed(
     assert PROXIED | {"/v1/models", "/healthz", "/metrics", "/admin"} <= set(paths)
     wrong: dict[str, object] = {}
     for path, methods in sorted(paths.items()):
-        for method in ("PATCH", "GET" if "GET" not in methods else "DELETE"):
+        for method in [m for m in ("PATCH", "GET", "DELETE", "PUT") if m not in methods][:2]:
             answer = httpx.request(method, f"{gateway.url}{path}", headers=AUTH, timeout=10)
             body = answer.json()
             error = body.get("error", {}) if isinstance(body, dict) else {}
