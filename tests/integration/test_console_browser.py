@@ -30,6 +30,8 @@ VIEWS = (
     "/admin/why?configuration=smart&operation=chat",
     "/admin/providers",
     "/admin/budgets",
+    "/admin/manage/keys",
+    "/admin/manage/teams",
 )
 
 
@@ -246,6 +248,137 @@ def test_auto_refresh_pauses_and_stays_paused(browser: Any, gateway: RunningGate
         assert resumed.get_attribute("aria-pressed") == "true"
         tab.go("/admin/providers")
         assert tab.page.get_by_role("button", name="Resume auto-refresh").count() == 1
+    finally:
+        tab.close()
+    assert tab.errors == []
+
+
+def _admin(gateway: RunningGateway, method: str, path: str, body: Any = None) -> Any:
+    import httpx
+
+    headers = {"authorization": f"Bearer {ADMIN_KEY}"}
+    return httpx.request(method, f"{gateway.url}{path}", json=body, headers=headers, timeout=10)
+
+
+def test_a_key_created_on_the_keys_page_is_shown_once_serves_then_revoked_gets_401(
+    browser: Any, gateway: RunningGateway
+) -> None:
+    import openai
+
+    assert _admin(gateway, "POST", "/admin/teams", {"id": "research"}).status_code == 201
+    tab = Tab(browser, gateway.url)
+    tab.page.on("dialog", lambda dialog: dialog.accept())
+    try:
+        tab.sign_in()
+        nav = tab.page.get_by_role("navigation", name="Console")
+        nav.get_by_role("link", name="Keys", exact=True).click()
+        tab.page.wait_for_url(f"{gateway.url}/admin/manage/keys")
+        keys = tab.page.get_by_role("region", name="Keys")
+        alice = keys.locator("tbody tr", has_text="alice").inner_text()
+        assert "file" in alice and "read-only" in alice  # a file key has no buttons
+        form = tab.page.locator("#create-key")
+        form.get_by_label("Id (optional)").fill("ui-made")
+        form.get_by_label("Team").select_option("research")
+        form.get_by_label("Configurations (none chosen: every one)").select_option(["steady"])
+        form.get_by_role("button", name="Create key").click()
+        shown = tab.page.locator("#new-key-value")
+        shown.wait_for(state="visible")
+        key = shown.inner_text()
+        assert key.startswith("sk-gw-")
+        assert tab.page.locator("#new-key-id").inner_text() == "ui-made"
+        tab.page.get_by_role("button", name="Copy").click()
+        tab.page.locator("#copy-state").filter(has_text="C").or_(
+            tab.page.locator("#copy-state").filter(has_text="S")
+        ).wait_for()
+        answer = gateway.client(key).chat.completions.create(model="steady", messages=MESSAGES)
+        assert answer.choices[0].message.content  # 200 through the SDK
+        # Written through the admin API with the session's CSRF token: audited as the session.
+        (entry, *_) = _admin(gateway, "GET", "/admin/audit").json()["data"]
+        assert entry["action"].startswith("key") and entry["actor"].startswith("session:")
+        # Shown once: the list after a reload names the key by id and prefix only.
+        tab.go("/admin/manage/keys")
+        assert key not in tab.page.content()
+        line = keys.locator("tbody tr", has_text="ui-made")
+        text = line.inner_text()
+        assert "research" in text and key[:12] in text and "database" in text
+        assert "active" in text
+        line.get_by_role("button", name="Revoke").click()
+        tab.page.wait_for_load_state()
+        keys.locator("tbody tr", has_text="ui-made").filter(has_text="revoked").wait_for()
+        assert line.get_by_role("button").count() == 0
+        with pytest.raises(openai.AuthenticationError):
+            gateway.client(key).chat.completions.create(model="steady", messages=MESSAGES)
+        # The team filter keeps to the team's keys.
+        tab.go("/admin/manage/keys?team=research")
+        ids = keys.locator("tbody tr td:first-child").all_inner_texts()
+        assert ids == ["ui-made"]
+    finally:
+        tab.close()
+    assert tab.errors == []
+
+
+def test_rotate_on_the_keys_page_shows_the_new_key_and_the_old_stops(
+    browser: Any, gateway: RunningGateway
+) -> None:
+    import openai
+
+    old = _admin(gateway, "POST", "/admin/keys", {"id": "turn"}).json()["key"]
+    tab = Tab(browser, gateway.url)
+    tab.page.on("dialog", lambda dialog: dialog.accept())
+    try:
+        tab.sign_in()
+        tab.go("/admin/manage/keys")
+        line = tab.page.get_by_role("region", name="Keys").locator("tbody tr", has_text="turn")
+        line.get_by_role("button", name="Rotate").click()
+        shown = tab.page.locator("#new-key-value")
+        shown.wait_for(state="visible")
+        new = shown.inner_text()
+        assert new.startswith("sk-gw-") and new != old
+        assert gateway.client(new).chat.completions.create(model="steady", messages=MESSAGES)
+        with pytest.raises(openai.AuthenticationError):
+            gateway.client(old).chat.completions.create(model="steady", messages=MESSAGES)
+    finally:
+        tab.close()
+    assert tab.errors == []
+
+
+def test_the_teams_page_shows_budget_spend_limits_and_keys(
+    browser: Any, gateway: RunningGateway
+) -> None:
+    made = _admin(
+        gateway,
+        "POST",
+        "/admin/teams",
+        {
+            "id": "research",
+            "budget": {"daily": {"requests": 10}},
+            "rateLimit": {"requestsPerMinute": 600},
+        },
+    )
+    assert made.status_code == 201, made.text
+    assert _admin(gateway, "POST", "/admin/teams", {"id": "idle"}).status_code == 201
+    key = _admin(gateway, "POST", "/admin/keys", {"id": "r1", "team": "research"}).json()["key"]
+    for _ in range(3):
+        gateway.client(key).chat.completions.create(model="steady", messages=MESSAGES)
+    gateway.flush()
+    tab = Tab(browser, gateway.url)
+    try:
+        tab.sign_in()
+        nav = tab.page.get_by_role("navigation", name="Console")
+        nav.get_by_role("link", name="Teams", exact=True).click()
+        tab.page.wait_for_url(f"{gateway.url}/admin/manage/teams")
+        teams = tab.page.get_by_role("region", name="Teams")
+        research = teams.locator("tbody tr", has_text="research").inner_text()
+        assert "daily: requests 10" in research
+        assert "day requests: 3 / 10" in research
+        assert "600 requests/min" in research
+        assert research.rstrip().endswith("1")  # one key
+        idle = teams.locator("tbody tr", has_text="idle").inner_text()
+        assert "no budget" in idle and idle.rstrip().endswith("0")
+        teams.locator("tbody tr", has_text="research").get_by_role("link", name="1").click()
+        tab.page.wait_for_url("**/admin/manage/keys?team=research")
+        ids = tab.page.get_by_role("region", name="Keys").locator("tbody tr td:first-child")
+        assert ids.all_inner_texts() == ["r1"]
     finally:
         tab.close()
     assert tab.errors == []

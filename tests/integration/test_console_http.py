@@ -33,6 +33,8 @@ def test_every_page_and_data_endpoint_refuses_without_a_session(gateway: Running
             "/admin/why",
             "/admin/providers",
             "/admin/budgets",
+            "/admin/manage/keys",
+            "/admin/manage/teams",
         ):
             answer = client.get(path)
             assert answer.status_code == 303, path
@@ -134,6 +136,8 @@ def test_pages_carry_the_security_headers_and_no_inline_script_or_style(
         "/admin/why",
         "/admin/providers",
         "/admin/budgets",
+        "/admin/manage/keys",
+        "/admin/manage/teams",
         "/admin/sign-in",
     ):
         page = client.get(path)
@@ -268,3 +272,29 @@ def test_the_calls_filter_offers_every_error_class_a_row_can_hold(
         answer = client.get(f"/admin/api/calls?error={member}")
         assert answer.status_code == 200, (member, answer.text)
         assert answer.json()["calls"] == []
+
+
+def test_the_keys_page_writes_need_its_csrf_token_and_the_consoles_origin(
+    gateway: RunningGateway,
+) -> None:
+    import re
+
+    client = signed_in(gateway)
+    page = client.get("/admin/manage/keys")
+    assert page.status_code == 200
+    match = re.search(r'id="keys" data-csrf="([0-9a-f]+)"', page.text)
+    assert match is not None
+    token = match.group(1)
+    origin = {"origin": gateway.url}
+    refused = client.post("/admin/keys", json={"id": "no-token"}, headers=origin)
+    assert refused.status_code == 403, refused.text
+    wrong = client.post("/admin/keys", json={"id": "x"}, headers={**origin, "x-csrf-token": "0"})
+    assert wrong.status_code == 403
+    elsewhere = {"origin": "https://evil.example", "x-csrf-token": token}
+    assert client.post("/admin/keys", json={"id": "x"}, headers=elsewhere).status_code == 403
+    made = client.post("/admin/keys", json={"id": "ok"}, headers={**origin, "x-csrf-token": token})
+    assert made.status_code == 201, made.text
+    key = made.json()["key"]
+    listed = client.get("/admin/manage/keys")
+    assert "ok" in listed.text and key not in listed.text and made.json()["prefix"] in listed.text
+    assert client.get("/admin/api/budgets").status_code == 200

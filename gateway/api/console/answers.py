@@ -13,7 +13,7 @@ from gateway.domain.errors import GatewayError
 
 POLICY = (
     "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; "
-    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
 PAGE_HEADERS = {
     "content-security-policy": POLICY,

@@ -21,6 +21,8 @@ NAV: tuple[tuple[str, str, str], ...] = (
     ("why", "/admin/why", "Why this model?"),
     ("providers", "/admin/providers", "Providers"),
     ("budgets", "/admin/budgets", "Budgets and keys"),
+    ("keys", "/admin/manage/keys", "Keys"),
+    ("teams", "/admin/manage/teams", "Teams"),
 )
 REFRESH_SECONDS = 30
 

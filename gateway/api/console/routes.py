@@ -1,8 +1,10 @@
 """The console's pages under /admin/ and its JSON endpoints under /admin/api/ (docs/console.md).
 
-Pages are HTML rendered here, read-only; the only forms that POST are sign-in and
-sign-out (gateway.api.console.signing). Every page answers with a CSP that admits the
-console's own stylesheet and script only (gateway.api.console.answers).
+Pages are HTML rendered here; the only forms that POST are sign-in and sign-out
+(gateway.api.console.signing). The Keys page's writes are the console script's calls to
+the admin API with the page's CSRF token (gateway.api.governance). Every page answers
+with a CSP that admits the console's own stylesheet and script only
+(gateway.api.console.answers).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from gateway.api.console.signing import SIGN_IN_HANDLERS
 from gateway.api.console.views.budgets import budgets_page
 from gateway.api.console.views.calls import calls_page
 from gateway.api.console.views.decision import call_page
+from gateway.api.console.views.keys import KEYS_PATH, TEAMS_PATH, keys_page, teams_page
 from gateway.api.console.views.overview import overview_page
 from gateway.api.console.views.providers import providers_page
 from gateway.api.console.views.why import why_page
@@ -174,6 +177,29 @@ async def budgets(request: Request[Any, Any, Any]) -> Response[str] | Redirect:
     return await _page(request, "budgets", render)
 
 
+@get(KEYS_PATH, include_in_schema=False)
+async def keys(request: Request[Any, Any, Any]) -> Response[str] | Redirect:
+    """The Keys page; its writes go through /admin/keys from the console's script."""
+
+    async def render(runtime: Runtime, params: dict[str, str], frame: Frame) -> str:
+        team = params.get("team") or None
+        listed = runtime.admin.list_keys(team, utc_now())
+        teams = sorted(t.id for t in runtime.directory.teams())
+        options = filter_options(runtime)["configurations"]
+        return keys_page(listed, teams, options, team, Frame(frame.active, frame.csrf, False))
+
+    return await _page(request, "keys", render)
+
+
+@get(TEAMS_PATH, include_in_schema=False)
+async def teams(request: Request[Any, Any, Any]) -> Response[str] | Redirect:
+    async def render(runtime: Runtime, _params: dict[str, str], frame: Frame) -> str:
+        budgets = (await budgets_data(runtime, utc_now()))["budgets"]
+        return teams_page(runtime.admin.list_teams(), budgets, frame)
+
+    return await _page(request, "teams", render)
+
+
 @get("/admin/static/{name:str}", include_in_schema=False)
 async def static(request: Request[Any, Any, Any]) -> Response[bytes]:
     """The console's stylesheet and script: no data, so no sign-in."""
@@ -234,6 +260,8 @@ CONSOLE_HANDLERS = [
     why,
     providers,
     budgets,
+    keys,
+    teams,
     static,
     *SIGN_IN_HANDLERS,
     api_overview,

@@ -15,7 +15,7 @@ from gateway.api.console.html import (
 )
 
 
-def _measure(m: dict[str, Any]) -> str:
+def measure_cell(m: dict[str, Any]) -> str:
     fraction = m["fraction"]
     cls = "bad" if fraction >= 1 else "warn" if fraction >= 0.8 else "good"
     used, limit = m["used"], m["limit"]
@@ -39,7 +39,7 @@ def budgets_page(data: dict[str, Any], frame: Frame) -> str:
             esc(b["scope"]),
             esc(b["id"]),
             esc(f"{b['period']} from {b['windowStart']}"),
-            "<br>".join(_measure(m) for m in b["measures"]),
+            "<br>".join(measure_cell(m) for m in b["measures"]),
             esc(b["resetsAt"]),
         ]
         for b in data["budgets"]
