@@ -1,4 +1,4 @@
-"""The ``gateway`` command: serve, db upgrade, check, explain, eval import, eval run,
+"""The ``gateway`` command: serve, db upgrade, check, prices, explain, eval import, eval run,
 tokenizer fetch, keys hash."""
 
 from __future__ import annotations
@@ -87,6 +87,12 @@ def _parser() -> argparse.ArgumentParser:
     check = _command(sub, "check", "validate a config file; exit 1 on any problem")
     _config_option(check)
     check.set_defaults(handler=_check)
+
+    prices = _command(
+        sub, "prices", "print each model's price and where it came from (YAML or catalog)"
+    )
+    _config_option(prices)
+    prices.set_defaults(handler=_prices)
 
     db = _command(sub, "db", "database commands")
     db_sub = db.add_subparsers(dest="db_command", required=True, metavar="COMMAND")
@@ -193,6 +199,29 @@ def _check(args: argparse.Namespace) -> int:
         print(f"{len(problems)} problem(s) found.")
         return 1
     print(f"{args.config}: OK")
+    return 0
+
+
+def _prices(args: argparse.Namespace) -> int:
+    """One line a model: its USD per 1M tokens and its price_source; then the models
+    neither the YAML nor the catalog prices."""
+    config = _load(args.config)
+    if config is None:
+        return 1
+    unknown: list[str] = []
+    for model in config.models:
+        price = model.price
+        if price is None:
+            unknown.append(model.id)
+            continue
+        parts = [f"input {price.input}", f"output {price.output}"]
+        if price.cache_read is not None:
+            parts.append(f"cache read {price.cache_read}")
+        if price.cache_write is not None:
+            parts.append(f"cache write {price.cache_write}")
+        print(f"{model.id}: {', '.join(parts)} USD per 1M tokens ({model.price_source})")
+    if unknown:
+        print("not in the catalog (unpriced): " + ", ".join(unknown))
     return 0
 
 

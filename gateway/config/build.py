@@ -7,6 +7,7 @@ rules that span fields. Pure: no I/O, no environment.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -37,12 +38,14 @@ from gateway.domain.model import (
 from gateway.domain.settings import CacheStoreSettings, GatewayConfig, RedisSettings
 
 ANTHROPIC_DEFAULT_VERSION = "2023-06-01"
+CONFIG_PRICE = "config"  # price_source of a model priced in the YAML
 
 
 def build(file: FileSchema, raw: Any, problems: Problems) -> GatewayConfig | None:
     """The resolved configuration, or None when ``problems`` has any problem."""
     providers, provider_ids = _resolve_providers(file.providers, raw, problems)
     models, model_ids = _resolve_models(file.models, raw, provider_ids, problems)
+    models = _catalog_priced(models, providers)
     configurations, configuration_ids = _resolve_configurations(file, raw, model_ids, problems)
     _check_fallbacks(file.configurations, configuration_ids, problems)
     teams, team_ids = resolve_teams(file.teams, configuration_ids, problems)
@@ -155,7 +158,29 @@ def _model(entry: ModelSchema, index: int) -> Model:
         active=entry.active,
         default=entry.default,
         order=index,
+        price_source=CONFIG_PRICE if entry.price is not None else None,
     )
+
+
+def _catalog_priced(models: list[Model], providers: dict[str, Provider]) -> list[Model]:
+    """A model with no YAML price takes the catalog's, when the catalog knows it."""
+    wanted = {
+        model.id: (providers[model.provider].adapter, model.name)
+        for model in models
+        if model.price is None and model.provider in providers
+    }
+    if not wanted:
+        return models  # every model priced: the catalog is never read
+    from gateway.catalog import prices  # deferred with it
+
+    found = prices(wanted.values())
+    priced: list[Model] = []
+    for model in models:
+        entry = found.get(wanted[model.id]) if model.id in wanted else None
+        if entry is not None:
+            model = dataclasses.replace(model, price=entry.price, price_source=entry.source)
+        priced.append(model)
+    return priced
 
 
 def _price(entry: PriceSchema | None) -> Price | None:

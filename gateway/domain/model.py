@@ -133,6 +133,8 @@ class Model:
     active: bool = True
     default: bool = False
     order: int = 0  # position in the YAML: the final tiebreak
+    # Where ``price`` came from: "config" (the YAML) or "catalog:<data version>".
+    price_source: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,6 +57,8 @@ def account_reported(record: TelemetryRecord, usage: Usage, model: Model) -> Dec
     record.actual_input_tokens = usage.input_tokens
     record.actual_output_tokens = usage.output_tokens
     record.actual_cost = amount
+    if amount is not None:
+        record.price_source = model.price_source
     record.usage_source = UsageSource.PROVIDER
     return amount
 
@@ -85,6 +87,8 @@ def account_estimated(
     record.estimated_input_tokens = prompt.tokens
     record.estimated_output_tokens = output.tokens
     record.estimated_cost = cost(Usage(prompt.tokens, output.tokens), model.price)
+    if record.estimated_cost is not None:
+        record.price_source = model.price_source
     record.usage_source = UsageSource.INVALID if invalid else UsageSource.ESTIMATED
 
 

@@ -1,7 +1,7 @@
 """What a serving process loads: no Alembic, no Redis client unless the cache uses Redis,
-no httpx (nor the rich and pygments its command line brings), no pydantic, no SQLAlchemy
-dialect but its database's, and only the tiktoken encodings its models need. Each runs in
-a fresh interpreter."""
+no httpx (nor the rich and pygments its command line brings), no pydantic (nor the price
+catalog, read in a child), no SQLAlchemy dialect but its database's, and only the tiktoken
+encodings its models need. Each runs in a fresh interpreter."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def test_serve_migrates_in_a_child_so_the_server_never_loads_alembic(tmp_path: P
             loaded = {{name.split(".")[0] for name in sys.modules}}
             print("alembic loaded:", "alembic" in loaded)
             print("settles the collector:", app.settles_collector)
-            for name in ("httpx", "rich", "pygments", "pydantic"):
+            for name in ("httpx", "rich", "pygments", "pydantic", "genai_prices"):
                 print(f"{{name}} loaded:", name in loaded)
             dialects = sorted(n for n in sys.modules if n.count(".") == 2
                               and n.startswith("sqlalchemy.dialects.") and "._" not in n)
@@ -67,6 +67,8 @@ def test_serve_migrates_in_a_child_so_the_server_never_loads_alembic(tmp_path: P
     assert "settles the collector: True" in out  # gateway.allocator.settle_collector
     for name in ("httpx", "rich", "pygments", "pydantic"):  # about 17 MB resident together
         assert f"{name} loaded: False" in out
+    # gpt-4o-mini has no YAML price: the catalog priced it in a child process.
+    assert "genai_prices loaded: False" in out
     assert "dialects: \n" in out  # the engine, made in the lifespan, loads its own
     import sqlite3
 

@@ -1,0 +1,198 @@
+"""The built-in price catalog: genai-prices' bundled data, read with no network.
+
+A model whose YAML has no ``price`` takes the catalog's price for its provider's
+adapter and its upstream name (docs/configuration.md, "Prices"). The catalog
+(genai-prices, its data and pydantic: about 30 MB resident) is read in a short-lived
+child process (``prices``), so a serving process never holds it, and only when such a
+model is configured: a configuration that prices every model never starts the child.
+
+Tiered prices (a long-context price chosen by the prompt's size) are taken at their
+base tier; only the first tier applies.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from gateway.domain.model import AdapterType, Price
+
+# The catalog's provider id for each adapter. Not custom (any server, often self-hosted),
+# ollama (local) or echo (built in): they have no list price.
+_PROVIDER_IDS: dict[AdapterType, str] = {
+    AdapterType.OPENAI: "openai",
+    AdapterType.AZURE_OPENAI: "azure",
+    AdapterType.ANTHROPIC: "anthropic",
+    AdapterType.OPENROUTER: "openrouter",
+    AdapterType.GROQ: "groq",
+    AdapterType.TOGETHER: "together",
+    AdapterType.MISTRAL: "mistral",
+}
+
+
+log = logging.getLogger(__name__)
+_CHILD_TIMEOUT_SECONDS = 60.0
+Wanted = tuple[AdapterType, str]  # a provider's adapter, the model's upstream name
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogPrice:
+    price: Price
+    source: str  # catalog:<data version>
+    provider_id: str  # the catalog's provider and model the price is of
+    model_id: str
+
+
+@cache
+def data_version() -> str:
+    """The version of the catalog's data: the installed genai-prices release."""
+    return metadata.version("genai-prices")
+
+
+def source() -> str:
+    return f"catalog:{data_version()}"
+
+
+# What the child found, per process: a reload with the same models starts no child.
+_found: dict[Wanted, CatalogPrice | None] = {}
+
+
+def prices(wanted: Iterable[Wanted]) -> dict[Wanted, CatalogPrice]:
+    """The catalog's price of each (adapter, name) it knows, looked up in a child process.
+
+    A child that fails leaves those models unpriced, with a warning in the log.
+    """
+    asked = {pair for pair in wanted if pair[0] in _PROVIDER_IDS}
+    missing = sorted(pair for pair in asked if pair not in _found)
+    if missing:
+        _found.update(_lookup_in_child(missing))
+    return {pair: found for pair in asked if (found := _found.get(pair)) is not None}
+
+
+def _lookup_in_child(missing: list[Wanted]) -> dict[Wanted, CatalogPrice | None]:
+    root = str(Path(__file__).resolve().parents[1])  # this checkout's gateway package
+    path = os.environ.get("PYTHONPATH")
+    env = {**os.environ, "PYTHONPATH": root + (os.pathsep + path if path else "")}
+    request = json.dumps([[adapter.value, name] for adapter, name in missing])
+    try:
+        ran = subprocess.run(
+            [sys.executable, "-m", "gateway.catalog"],
+            input=request,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=_CHILD_TIMEOUT_SECONDS,
+            check=True,
+        )
+        answers = json.loads(ran.stdout)
+    except (OSError, subprocess.SubprocessError, ValueError) as exc:
+        log.warning("the price catalog could not be read (%s): those models stay unpriced", exc)
+        return {}
+    return {pair: _decoded(answer) for pair, answer in zip(missing, answers, strict=True)}
+
+
+def _encoded(found: CatalogPrice | None) -> dict[str, str | None] | None:
+    if found is None:
+        return None
+    price = found.price
+    return {
+        "input": str(price.input),
+        "output": str(price.output),
+        "cacheRead": None if price.cache_read is None else str(price.cache_read),
+        "cacheWrite": None if price.cache_write is None else str(price.cache_write),
+        "source": found.source,
+        "provider": found.provider_id,
+        "model": found.model_id,
+    }
+
+
+def _decoded(answer: dict[str, str | None] | None) -> CatalogPrice | None:
+    if answer is None:
+        return None
+
+    def number(key: str) -> Decimal | None:
+        value = answer.get(key)
+        return None if value is None else Decimal(value)
+
+    input_price, output_price = number("input"), number("output")
+    if input_price is None or output_price is None:
+        return None
+    return CatalogPrice(
+        price=Price(
+            input=input_price,
+            output=output_price,
+            cache_read=number("cacheRead"),
+            cache_write=number("cacheWrite"),
+        ),
+        source=str(answer["source"]),
+        provider_id=str(answer["provider"]),
+        model_id=str(answer["model"]),
+    )
+
+
+def _answer_lookups() -> None:
+    """The child: (adapter, name) pairs as JSON on stdin, their prices as JSON on stdout."""
+    pairs = json.load(sys.stdin)
+    answers = [_encoded(lookup(AdapterType(adapter), name)) for adapter, name in pairs]
+    json.dump(answers, sys.stdout)
+
+
+def lookup(adapter: AdapterType, name: str) -> CatalogPrice | None:
+    """The catalog's price of model ``name`` served through ``adapter``, or None when
+    the catalog does not know it (or has no token price for it)."""
+    if adapter not in _PROVIDER_IDS:
+        return None
+    from genai_prices import data_snapshot  # deferred: only unpriced models pay for it
+
+    snapshot = data_snapshot.get_snapshot()
+    try:
+        provider, model = snapshot.find_provider_model(name, None, _PROVIDER_IDS[adapter], None)
+    except LookupError:
+        return None
+    prices = model.prices
+    standard = prices if not isinstance(prices, list) else _current(model)
+    input_price = _base(getattr(standard, "input_mtok", None))
+    output_price = _base(getattr(standard, "output_mtok", None))
+    if input_price is None or output_price is None:
+        return None
+    return CatalogPrice(
+        price=Price(
+            input=input_price,
+            output=output_price,
+            cache_read=_base(getattr(standard, "cache_read_mtok", None)),
+            cache_write=_base(getattr(standard, "cache_write_mtok", None)),
+        ),
+        source=source(),
+        provider_id=str(provider.id),
+        model_id=str(model.id),
+    )
+
+
+def _current(model: Any) -> Any:
+    """The price in force now, of a model whose price changed over time."""
+    from datetime import UTC, datetime
+
+    return model.get_prices(datetime.now(tz=UTC))
+
+
+def _base(value: Any) -> Decimal | None:
+    if value is None:
+        return None
+    if isinstance(value, Decimal):
+        return value
+    base = getattr(value, "base", None)  # TieredPrices: the first tier
+    return base if isinstance(base, Decimal) else None
+
+
+if __name__ == "__main__":
+    _answer_lookups()
