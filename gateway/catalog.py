@@ -1,10 +1,11 @@
 """The built-in price catalog: genai-prices' bundled data, read with no network.
 
 A model whose YAML has no ``price`` takes the catalog's price for its provider's
-adapter and its upstream name (docs/configuration.md, "Prices"). The catalog
-(genai-prices, its data and pydantic: about 30 MB resident) is read in a short-lived
-child process (``prices``), so a serving process never holds it, and only when such a
-model is configured: a configuration that prices every model never starts the child.
+adapter and its upstream name (docs/configuration.md#prices-the-built-in-catalog).
+The catalog (genai-prices, its data and pydantic: about 30 MB resident) is read in a
+short-lived child process (``prices``), so a serving process never holds it, and only
+when such a model is configured: a configuration that prices every model never
+starts the child.
 
 Tiered prices (a long-context price chosen by the prompt's size) are taken at their
 base tier; only the first tier applies.

@@ -1,5 +1,5 @@
 """`gateway prices --config FILE`: each model's price and its source, and the models
-neither the YAML nor the catalog prices (docs/configuration.md#prices)."""
+neither the YAML nor the catalog prices (docs/configuration.md#prices-the-built-in-catalog)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""The built-in price catalog through the real server (docs/configuration.md#prices): a
-model without a YAML price is priced by genai-prices' bundled data, its row says
-``price_source: catalog:<data version>``; a YAML-priced one says ``config``."""
+"""The built-in price catalog through the real server
+(docs/configuration.md#prices-the-built-in-catalog): a model without a YAML price is
+priced by genai-prices' bundled data, its row says ``price_source: catalog:<data
+version>``; a YAML-priced one says ``config``."""
 
 from __future__ import annotations
 
