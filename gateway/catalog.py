@@ -13,7 +13,6 @@ base tier; only the first tier applies.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import subprocess
@@ -25,6 +24,8 @@ from functools import cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from gateway.domain.model import AdapterType, Price
 
@@ -66,6 +67,10 @@ def source() -> str:
 
 # What the child found, per process: a reload with the same models starts no child.
 _found: dict[Wanted, CatalogPrice | None] = {}
+# Parent and child speak JSON: (adapter, name) pairs in, CatalogPrice or null out
+# (Decimals as strings, so exact).
+_ENCODER = msgspec.json.Encoder()
+_ANSWERS = msgspec.json.Decoder(list[CatalogPrice | None])
 
 
 def prices(wanted: Iterable[Wanted]) -> dict[Wanted, CatalogPrice]:
@@ -84,68 +89,28 @@ def _lookup_in_child(missing: list[Wanted]) -> dict[Wanted, CatalogPrice | None]
     root = str(Path(__file__).resolve().parents[1])  # this checkout's gateway package
     path = os.environ.get("PYTHONPATH")
     env = {**os.environ, "PYTHONPATH": root + (os.pathsep + path if path else "")}
-    request = json.dumps([[adapter.value, name] for adapter, name in missing])
+    request = _ENCODER.encode([[adapter.value, name] for adapter, name in missing])
     try:
         ran = subprocess.run(
             [sys.executable, "-m", "gateway.catalog"],
             input=request,
             capture_output=True,
-            text=True,
             env=env,
             timeout=_CHILD_TIMEOUT_SECONDS,
             check=True,
         )
-        answers = json.loads(ran.stdout)
-    except (OSError, subprocess.SubprocessError, ValueError) as exc:
+        answers = _ANSWERS.decode(ran.stdout)
+    except (OSError, subprocess.SubprocessError, msgspec.DecodeError) as exc:
         log.warning("the price catalog could not be read (%s): those models stay unpriced", exc)
         return {}
-    return {pair: _decoded(answer) for pair, answer in zip(missing, answers, strict=True)}
-
-
-def _encoded(found: CatalogPrice | None) -> dict[str, str | None] | None:
-    if found is None:
-        return None
-    price = found.price
-    return {
-        "input": str(price.input),
-        "output": str(price.output),
-        "cacheRead": None if price.cache_read is None else str(price.cache_read),
-        "cacheWrite": None if price.cache_write is None else str(price.cache_write),
-        "source": found.source,
-        "provider": found.provider_id,
-        "model": found.model_id,
-    }
-
-
-def _decoded(answer: dict[str, str | None] | None) -> CatalogPrice | None:
-    if answer is None:
-        return None
-
-    def number(key: str) -> Decimal | None:
-        value = answer.get(key)
-        return None if value is None else Decimal(value)
-
-    input_price, output_price = number("input"), number("output")
-    if input_price is None or output_price is None:
-        return None
-    return CatalogPrice(
-        price=Price(
-            input=input_price,
-            output=output_price,
-            cache_read=number("cacheRead"),
-            cache_write=number("cacheWrite"),
-        ),
-        source=str(answer["source"]),
-        provider_id=str(answer["provider"]),
-        model_id=str(answer["model"]),
-    )
+    return dict(zip(missing, answers, strict=True))
 
 
 def _answer_lookups() -> None:
     """The child: (adapter, name) pairs as JSON on stdin, their prices as JSON on stdout."""
-    pairs = json.load(sys.stdin)
-    answers = [_encoded(lookup(AdapterType(adapter), name)) for adapter, name in pairs]
-    json.dump(answers, sys.stdout)
+    pairs = msgspec.json.decode(sys.stdin.buffer.read(), type=list[tuple[str, str]])
+    answers = [lookup(AdapterType(adapter), name) for adapter, name in pairs]
+    sys.stdout.buffer.write(_ENCODER.encode(answers))
 
 
 def lookup(adapter: AdapterType, name: str) -> CatalogPrice | None:
