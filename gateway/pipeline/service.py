@@ -445,7 +445,7 @@ class Pipeline:
 
 
 def _trace_header(ctx: CallContext, headers: dict[str, str]) -> None:
-    if ctx.span is not None:
+    if ctx.span is not None and ctx.span.trace_id is not None:
         headers[TRACE_HEADER] = ctx.span.trace_id
 
 

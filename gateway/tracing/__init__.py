@@ -26,8 +26,9 @@ class AttemptSpan(Protocol):
 
 class CallSpan(Protocol):
     @property
-    def trace_id(self) -> str:
-        """The 32 hex digits of the call's trace."""
+    def trace_id(self) -> str | None:
+        """The 32 hex digits of the call's trace; ``None`` when the call records no span
+        (it only passes a client's unsampled ``traceparent`` on)."""
         ...
 
     def attempt(

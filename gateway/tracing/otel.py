@@ -130,7 +130,14 @@ class OtelTracer:
             parent = get_current_span(_PROPAGATOR.extract(carrier)).get_span_context()
             if parent.is_valid:
                 if not parent.trace_flags.sampled:
-                    return None  # the client's trace is not sampled: neither is this call
+                    # The client's trace is not sampled: neither is this call, but its
+                    # traceparent still goes upstream, unchanged, so the services behind
+                    # the gateway keep the client's decision (W3C Trace Context, 3.2).
+                    return _Unsampled(
+                        self._settings.propagate_upstream,
+                        carrier["traceparent"].strip(),
+                        carrier.get("tracestate"),
+                    )
                 trace_id, parent_id, remote = parent.trace_id, parent.span_id, True
                 tracestate = carrier.get("tracestate")
         if not trace_id:
@@ -352,6 +359,44 @@ class _Attempt:
                 failure,
             )
         )
+
+
+class _Unsampled:
+    """A call in a client's unsampled trace: no span, no trace id on the row or the answer;
+    each attempt passes the client's ``traceparent`` and ``tracestate`` on as they came."""
+
+    __slots__ = ("_headers",)
+
+    def __init__(self, propagate: bool, traceparent: str, tracestate: str | None) -> None:
+        self._headers: dict[str, str] = {}
+        if propagate:
+            self._headers["traceparent"] = traceparent
+            if tracestate:
+                self._headers["tracestate"] = tracestate
+
+    @property
+    def trace_id(self) -> str | None:
+        return None
+
+    def attempt(
+        self, provider: str, adapter: str, host: str, model: str, retry: int
+    ) -> AttemptSpan:
+        return self
+
+    def headers(self) -> dict[str, str]:
+        return dict(self._headers)
+
+    def end(self, status: int | None, failure: str | None, not_retried: str | None) -> None:
+        return None
+
+    def note_answer(self, body: Mapping[str, Any]) -> None:
+        return None
+
+    def note_cached_tokens(self, tokens: int) -> None:
+        return None
+
+    def finish(self, record: TelemetryRecord) -> None:
+        return None
 
 
 def _input_messages(body: Mapping[str, Any]) -> Any:

@@ -289,6 +289,25 @@ def test_sampled_out_calls_have_no_span_and_no_trace_id(
     assert receiver.spans == []
 
 
+def test_a_clients_unsampled_trace_records_nothing_and_passes_its_traceparent_on(
+    upstream: FakeUpstream, sqlite_url: str, receiver: HttpReceiver
+) -> None:
+    unsampled = f"00-{CLIENT_TRACE}-{CLIENT_SPAN}-00"
+    otel = f'endpoint: "{receiver.url}", sampleRatio: 1'
+    with running_gateway(_yaml(upstream, sqlite_url, otel)) as gateway:
+        client = gateway.client(
+            default_headers={"traceparent": unsampled, "tracestate": "vendor=1"}
+        )
+        raw = client.chat.completions.with_raw_response.create(model="chat", messages=MESSAGES)
+        assert "x-gateway-trace-id" not in raw.headers
+        sent = _sent_headers(upstream)
+        assert (sent["traceparent"], sent["tracestate"]) == (unsampled, "vendor=1")
+        (row,) = gateway.rows(expect=1)
+        assert row["trace_id"] is None
+        gateway.server.run(_flush(gateway))
+    assert receiver.spans == []
+
+
 async def _flush(gateway: RunningGateway) -> None:
     await asyncio.to_thread(gateway.runtime.tracer.shutdown)
 
