@@ -7,8 +7,9 @@ short-lived child process (``prices``), so a serving process never holds it, and
 when such a model is configured: a configuration that prices every model never
 starts the child.
 
-Tiered prices (a long-context price chosen by the prompt's size) are taken at their
-base tier; only the first tier applies.
+Tiered prices (a long-context price chosen by the prompt's size) become the Price's
+tiers: above a threshold, the tier's price applies to all the call's tokens, as
+genai-prices and the providers compute it.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any
 
 import msgspec
 
-from gateway.domain.model import AdapterType, Price
+from gateway.domain.model import AdapterType, Price, PriceTier
 
 # The catalog's provider id for each adapter. Not custom (any server, often self-hosted),
 # ollama (local) or echo (built in): they have no list price.
@@ -127,17 +128,26 @@ def lookup(adapter: AdapterType, name: str) -> CatalogPrice | None:
         return None
     prices = model.prices
     standard = prices if not isinstance(prices, list) else _current(model)
-    input_price = _base(getattr(standard, "input_mtok", None))
-    output_price = _base(getattr(standard, "output_mtok", None))
-    if input_price is None or output_price is None:
+    fields = [getattr(standard, f"{name}_mtok", None) for name in _FIELDS]
+    input_base, output_base, read_base, write_base = (_at(value, 0) for value in fields)
+    if input_base is None or output_base is None:
         return None
+    starts = sorted({tier.start for value in fields for tier in getattr(value, "tiers", ())})
+    tiers = []
+    for start in starts:
+        # A prompt of start + 1 tokens is the first to pay this tier's prices.
+        tier_input, tier_output, tier_read, tier_write = (_at(v, start + 1) for v in fields)
+        tiers.append(
+            PriceTier(
+                above_input_tokens=start,
+                input=input_base if tier_input is None else tier_input,
+                output=output_base if tier_output is None else tier_output,
+                cache_read=tier_read,
+                cache_write=tier_write,
+            )
+        )
     return CatalogPrice(
-        price=Price(
-            input=input_price,
-            output=output_price,
-            cache_read=_base(getattr(standard, "cache_read_mtok", None)),
-            cache_write=_base(getattr(standard, "cache_write_mtok", None)),
-        ),
+        price=Price(input_base, output_base, read_base, write_base, tuple(tiers)),
         source=source(),
         provider_id=str(provider.id),
         model_id=str(model.id),
@@ -151,13 +161,19 @@ def _current(model: Any) -> Any:
     return model.get_prices(datetime.now(tz=UTC))
 
 
-def _base(value: Any) -> Decimal | None:
-    if value is None:
-        return None
-    if isinstance(value, Decimal):
+_FIELDS = ("input", "output", "cache_read", "cache_write")
+
+
+def _at(value: Any, input_tokens: int) -> Decimal | None:
+    """A field's price for a prompt of ``input_tokens``: a plain price, or a
+    TieredPrices' highest tier whose start the prompt passes (its base otherwise)."""
+    if value is None or isinstance(value, Decimal):
         return value
-    base = getattr(value, "base", None)  # TieredPrices: the first tier
-    return base if isinstance(base, Decimal) else None
+    price = getattr(value, "base", None)
+    for tier in getattr(value, "tiers", ()):  # ascending
+        if input_tokens > tier.start:
+            price = tier.price
+    return price if isinstance(price, Decimal) else None
 
 
 if __name__ == "__main__":

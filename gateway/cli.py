@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway import __version__, allocator, keys_cli, logs
+from gateway.config.advice import config_warnings, describe
 from gateway.config.errors import ConfigError
 from gateway.config.loader import check_config, load_config, load_config_file
 from gateway.domain.keys import hash_key
@@ -198,6 +199,8 @@ def _check(args: argparse.Namespace) -> int:
     if problems:
         print(f"{len(problems)} problem(s) found.")
         return 1
+    for warning in config_warnings(load_config(args.config)):
+        print(f"{args.config}: warning: {warning}")
     print(f"{args.config}: OK")
     return 0
 
@@ -214,12 +217,7 @@ def _prices(args: argparse.Namespace) -> int:
         if price is None:
             unknown.append(model.id)
             continue
-        parts = [f"input {price.input}", f"output {price.output}"]
-        if price.cache_read is not None:
-            parts.append(f"cache read {price.cache_read}")
-        if price.cache_write is not None:
-            parts.append(f"cache write {price.cache_write}")
-        print(f"{model.id}: {', '.join(parts)} USD per 1M tokens ({model.price_source})")
+        print(f"{model.id}: {describe(price)} ({model.price_source})")
     if unknown:
         print("not in the catalog (unpriced): " + ", ".join(unknown))
     return 0

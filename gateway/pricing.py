@@ -22,10 +22,14 @@ def cost(usage: Usage, price: Price | None) -> Decimal | None:
 
     Cached input is priced at ``price.cache_read`` / ``price.cache_write`` when the
     model has that price and the usage reports such tokens; the rest of the input
-    (all of it otherwise) at ``price.input``. ``None`` when the model is unpriced.
+    (all of it otherwise) at ``price.input``. A prompt above a long-context tier's
+    threshold pays that tier's prices for all its tokens (``Price.at``). ``None`` when
+    the model is unpriced.
     """
     if price is None:
         return None
+    if price.tiers:
+        price = price.at(usage.input_tokens)
     cache_read = usage.cache_read_tokens if price.cache_read is not None else 0
     cache_write = usage.cache_write_tokens if price.cache_write is not None else 0
     plain_input = max(usage.input_tokens - cache_read - cache_write, 0)

@@ -33,6 +33,7 @@ from gateway.domain.model import (
     Criteria,
     Model,
     Price,
+    PriceTier,
     Provider,
 )
 from gateway.domain.settings import CacheStoreSettings, GatewayConfig, RedisSettings
@@ -141,9 +142,22 @@ def _resolve_models(
     for index, entry in parsed_entries(entries):
         path = item("models", index)
         providers.check(child(path, "provider"), entry.provider)
+        if entry.price is not None:
+            _check_tiers(entry.price, child(path, "price"), problems)
         if ids.claim(path, entry.id):
             models.append(_model(entry, index))
     return models, ids
+
+
+def _check_tiers(price: PriceSchema, path: str, problems: Problems) -> None:
+    thresholds = [tier.above_input_tokens for tier in price.tiers]
+    for index in range(1, len(thresholds)):
+        if thresholds[index] <= thresholds[index - 1]:
+            problems.add(
+                child(item(child(path, "tiers"), index), "aboveInputTokens"),
+                f"must be above the previous tier's ({thresholds[index - 1]}): "
+                "tiers go in ascending order",
+            )
 
 
 def _model(entry: ModelSchema, index: int) -> Model:
@@ -191,6 +205,16 @@ def _price(entry: PriceSchema | None) -> Price | None:
         output=entry.output,
         cache_read=entry.cache_read,
         cache_write=entry.cache_write,
+        tiers=tuple(
+            PriceTier(
+                above_input_tokens=tier.above_input_tokens,
+                input=tier.input,
+                output=tier.output,
+                cache_read=tier.cache_read,
+                cache_write=tier.cache_write,
+            )
+            for tier in entry.tiers
+        ),
     )
 
 

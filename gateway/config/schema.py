@@ -248,11 +248,20 @@ class ProviderSchema(Section):
     responses_api: bool | None = None
 
 
+class PriceTierSchema(Section):
+    above_input_tokens: PosInt
+    input: NonNegDecimal
+    output: NonNegDecimal
+    cache_read: NonNegDecimal | None = None
+    cache_write: NonNegDecimal | None = None
+
+
 class PriceSchema(Section):
     input: NonNegDecimal
     output: NonNegDecimal
     cache_read: NonNegDecimal | None = None
     cache_write: NonNegDecimal | None = None
+    tiers: list[PriceTierSchema] = []
 
 
 class ModelSchema(Section):

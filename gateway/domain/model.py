@@ -93,17 +93,43 @@ class AdapterType(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class Price:
-    """USD per 1M tokens."""
+class PriceTier:
+    """The prices in force for a call whose prompt has more than ``above_input_tokens``
+    tokens (cached ones included): a long-context price, USD per 1M tokens."""
 
+    above_input_tokens: int
     input: Decimal
     output: Decimal
     cache_read: Decimal | None = None
     cache_write: Decimal | None = None
 
+
+@dataclass(frozen=True, slots=True)
+class Price:
+    """USD per 1M tokens, with the long-context tiers some providers charge.
+
+    A tier is a cliff, as the providers bill it: a prompt above its threshold pays the
+    tier's prices for *all* its tokens, input and output alike (``at``).
+    """
+
+    input: Decimal
+    output: Decimal
+    cache_read: Decimal | None = None
+    cache_write: Decimal | None = None
+    tiers: tuple[PriceTier, ...] = ()  # ascending thresholds
+
     @property
     def combined(self) -> Decimal:
+        """The list price the ranker compares: the base tier's."""
         return self.input + self.output
+
+    def at(self, input_tokens: int) -> Price:
+        """The prices a call with ``input_tokens`` prompt tokens pays: its highest tier
+        whose threshold it passes, else the base prices."""
+        for tier in reversed(self.tiers):
+            if input_tokens > tier.above_input_tokens:
+                return Price(tier.input, tier.output, tier.cache_read, tier.cache_write)
+        return self
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,3 +51,33 @@ def test_an_unpriced_model_is_priced_by_the_catalog_and_a_yaml_price_by_the_conf
     # The YAML price: 1000 * 0.15 + 500 * 0.60 per million tokens.
     assert small["actual_cost"] == Decimal("0.00045")
     assert small["price_source"] == "config"
+
+
+def test_a_long_prompt_pays_its_tiers_price_whole_and_streamed(
+    upstream: FakeUpstream, sqlite_url: str
+) -> None:
+    models = (
+        "  - {id: tiered, provider: fake, name: long-model, capabilities: [chat, streaming],"
+        " price: {input: 1, output: 2, tiers: [{aboveInputTokens: 1000, input: 3, output: 5}]}}"
+    )
+    configurations = "  - {id: long, mode: fixed, model: tiered}"
+    yaml = gateway_yaml(upstream.url, sqlite_url, models=models, configurations=configurations)
+    with running_gateway(yaml) as gateway:
+        client = gateway.client()
+        upstream.behave("long-model", prompt_tokens=1000, completion_tokens=100)
+        client.chat.completions.create(model="long", messages=MESSAGES)
+        upstream.behave("long-model", prompt_tokens=1001, completion_tokens=100)
+        client.chat.completions.create(model="long", messages=MESSAGES)
+        stream = client.chat.completions.create(
+            model="long", messages=MESSAGES, stream=True, stream_options={"include_usage": True}
+        )
+        for _ in stream:
+            pass
+        rows = gateway.rows(expect=3)
+    costs = sorted(row["actual_cost"] for row in rows)
+    # 1000 prompt tokens: the base prices; 1001: the tier's, for every token.
+    assert costs == [
+        Decimal("0.0012"),
+        Decimal("0.003503"),
+        Decimal("0.003503"),
+    ]

@@ -45,6 +45,32 @@ def test_a_catalog_price_costs_what_genai_prices_says(
     assert abs(ours - theirs) <= Decimal("1e-12")
 
 
+@pytest.mark.parametrize("prompt", [199_999, 200_000, 200_001, 900_000])
+def test_a_long_context_tier_costs_what_genai_prices_says_either_side_of_its_threshold(
+    prompt: int,
+) -> None:
+    found = lookup(AdapterType.ANTHROPIC, "claude-sonnet-4-5")
+    assert found is not None
+    (tier,) = found.price.tiers
+    assert tier.above_input_tokens == 200_000 and tier.input > found.price.input
+    usage = Usage(
+        input_tokens=prompt, output_tokens=4_321, cache_read_tokens=10_000, cache_write_tokens=500
+    )
+    ours = cost(usage, found.price)
+    theirs = calc_price(
+        CatalogUsage(
+            input_tokens=prompt,
+            output_tokens=4_321,
+            cache_read_tokens=10_000,
+            cache_write_tokens=500,
+        ),
+        "claude-sonnet-4-5",
+        provider_id="anthropic",
+    ).total_price
+    assert ours is not None
+    assert abs(ours - theirs) <= Decimal("1e-12")
+
+
 def test_a_model_the_catalog_does_not_know_or_a_local_adapter_has_no_price() -> None:
     assert lookup(AdapterType.OPENAI, "no-such-model-anywhere") is None
     assert lookup(AdapterType.OLLAMA, "gpt-4o") is None  # local: no list price

@@ -8,9 +8,13 @@ from fractions import Fraction
 import msgspec
 import pytest
 
-from gateway.domain.model import Price
+from gateway.config.errors import ConfigError
+from gateway.config.loader import load_config_text
+from gateway.domain.model import Price, PriceTier
 from gateway.domain.usage import Usage
 from gateway.pricing import cost, format_usd, usd_json_number
+
+D = Decimal
 
 MINI = Price(input=Decimal("0.15"), output=Decimal("0.60"))
 CACHED = Price(
@@ -105,3 +109,58 @@ def test_usd_json_number_embeds_an_exact_plain_number() -> None:
     assert body == b'{"usage":{"cost":0.0000001}}'
     decoded = msgspec.json.decode(body)
     assert decoded["usage"]["cost"] == pytest.approx(1e-7)
+
+
+def test_a_prompt_above_a_tier_pays_its_prices_for_every_token() -> None:
+    price = Price(
+        input=D("1.25"),
+        output=D("10"),
+        cache_read=D("0.125"),
+        tiers=(
+            PriceTier(200_000, input=D("2.5"), output=D("15"), cache_read=D("0.25")),
+            PriceTier(1_000_000, input=D("5"), output=D("30")),
+        ),
+    )
+    at_threshold = Usage(input_tokens=200_000, output_tokens=1_000, cache_read_tokens=50_000)
+    assert (
+        cost(at_threshold, price)
+        == (150_000 * D("1.25") + 1_000 * D("10") + 50_000 * D("0.125")) / 1_000_000
+    )
+    above = Usage(input_tokens=200_001, output_tokens=1_000, cache_read_tokens=50_000)
+    assert (
+        cost(above, price)
+        == (150_001 * D("2.5") + 1_000 * D("15") + 50_000 * D("0.25")) / 1_000_000
+    )
+    # The second tier has no cache price: its cached tokens are plain input there.
+    far = Usage(input_tokens=1_000_001, output_tokens=10, cache_read_tokens=1)
+    assert cost(far, price) == (1_000_001 * D("5") + 10 * D("30")) / 1_000_000
+    assert price.combined == D("11.25")  # the ranker's list price is the base tier's
+
+
+def test_tiers_in_yaml_are_priced_and_must_ascend() -> None:
+    yaml = """
+auth: {allowUnauthenticated: true}
+providers: [{id: p, adapter: custom, baseUrl: "http://127.0.0.1:9/v1"}]
+models:
+  - id: long
+    provider: p
+    price:
+      input: 1
+      output: 2
+      tiers: [{aboveInputTokens: 128000, input: 2, output: 4}]
+configurations: [{id: c, mode: fixed, model: long}]
+"""
+    (model,) = load_config_text(yaml).models
+    assert model.price is not None
+    assert cost(Usage(input_tokens=128_001, output_tokens=1), model.price) == D("0.256006")
+    bad = yaml.replace(
+        "[{aboveInputTokens: 128000, input: 2, output: 4}]",
+        "[{aboveInputTokens: 128000, input: 2, output: 4},"
+        " {aboveInputTokens: 100, input: 3, output: 5}]",
+    )
+    with pytest.raises(ConfigError) as raised:
+        load_config_text(bad)
+    assert raised.value.problems == [
+        "models[0].price.tiers[1].aboveInputTokens: must be above the previous tier's (128000):"
+        " tiers go in ascending order"
+    ]
