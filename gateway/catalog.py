@@ -36,6 +36,7 @@ _PROVIDER_IDS: dict[AdapterType, str] = {
     AdapterType.OPENAI: "openai",
     AdapterType.AZURE_OPENAI: "azure",
     AdapterType.ANTHROPIC: "anthropic",
+    AdapterType.GEMINI: "google",
     AdapterType.OPENROUTER: "openrouter",
     AdapterType.GROQ: "groq",
     AdapterType.TOGETHER: "together",

@@ -39,6 +39,8 @@ from gateway.domain.model import (
 from gateway.domain.settings import CacheStoreSettings, GatewayConfig, RedisSettings
 
 ANTHROPIC_DEFAULT_VERSION = "2023-06-01"
+# Where an adapter's API is when the provider names no baseUrl.
+DEFAULT_BASE_URLS = {AdapterType.GEMINI: "https://generativelanguage.googleapis.com/v1beta"}
 CONFIG_PRICE = "config"  # price_source of a model priced in the YAML
 
 
@@ -88,11 +90,11 @@ def _resolve_providers(
 
 
 def _provider(entry: ProviderSchema, path: str, problems: Problems) -> Provider:
-    base_url = entry.base_url or ""
+    base_url = entry.base_url or DEFAULT_BASE_URLS.get(entry.adapter, "")
     if entry.adapter is not AdapterType.ECHO:
-        if entry.base_url is None:
+        if entry.base_url is None and not base_url:
             problems.add(child(path, "baseUrl"), f"required for adapter '{entry.adapter}'")
-        elif not _is_http_url(entry.base_url):
+        elif not _is_http_url(base_url):
             problems.add(child(path, "baseUrl"), "must be an http:// or https:// URL")
     api_version = entry.api_version
     if entry.adapter is AdapterType.AZURE_OPENAI and api_version is None:
@@ -123,7 +125,7 @@ def _provider(entry: ProviderSchema, path: str, problems: Problems) -> Provider:
 # Adapters whose API offers /responses (docs/responses.md); the others translate to chat.
 _NATIVE_RESPONSES = frozenset({AdapterType.OPENAI, AdapterType.AZURE_OPENAI})
 # Adapters that build their own requests: a native Responses call cannot reach them.
-_NO_RESPONSES = frozenset({AdapterType.ANTHROPIC, AdapterType.ECHO})
+_NO_RESPONSES = frozenset({AdapterType.ANTHROPIC, AdapterType.GEMINI, AdapterType.ECHO})
 
 
 def _is_http_url(value: str) -> bool:

@@ -83,6 +83,7 @@ class AdapterType(StrEnum):
     OPENAI = "openai"
     AZURE_OPENAI = "azure_openai"
     ANTHROPIC = "anthropic"
+    GEMINI = "gemini"  # Google AI Studio (the Gemini API)
     OLLAMA = "ollama"
     OPENROUTER = "openrouter"
     GROQ = "groq"

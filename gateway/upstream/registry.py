@@ -7,6 +7,7 @@ from gateway.upstream.anthropic import AnthropicAdapter
 from gateway.upstream.azure import AzureOpenAIAdapter
 from gateway.upstream.base import Adapter
 from gateway.upstream.echo import EchoAdapter
+from gateway.upstream.gemini import GeminiAdapter
 from gateway.upstream.http import UpstreamHTTP
 from gateway.upstream.openai_compat import OpenAICompatAdapter
 from gateway.upstream.responses_bridge import ResponsesBridge
@@ -18,6 +19,7 @@ class AdapterRegistry:
         self._adapters: dict[AdapterType, Adapter] = {t: compat for t in AdapterType}
         self._adapters[AdapterType.AZURE_OPENAI] = AzureOpenAIAdapter(client)
         self._adapters[AdapterType.ANTHROPIC] = AnthropicAdapter(client)
+        self._adapters[AdapterType.GEMINI] = GeminiAdapter(client)
         self._adapters[AdapterType.ECHO] = EchoAdapter()
         # /v1/responses: native where the provider offers it, else translated to chat.
         bridges: dict[int, Adapter] = {}

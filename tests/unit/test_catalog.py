@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
         (AdapterType.OPENAI, "openai", "gpt-4o-mini"),
         (AdapterType.OPENAI, "openai", "gpt-4o"),
         (AdapterType.ANTHROPIC, "anthropic", "claude-sonnet-4-5"),
+        (AdapterType.GEMINI, "google", "gemini-2.5-flash"),
     ],
 )
 def test_a_catalog_price_costs_what_genai_prices_says(

@@ -1,0 +1,182 @@
+"""The Gemini API (Google AI Studio) behind the OpenAI API (the translation is pure, in
+translate.py, stream.py and embeddings.py; this is the I/O).
+
+``{baseUrl}/models/{name}:generateContent``, ``:streamGenerateContent?alt=sse`` and
+``:batchEmbedContents``, the key in ``x-goog-api-key`` (never in the URL, where logs and
+proxies would keep it).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any
+
+import msgspec
+
+from gateway.domain.errors import TranslationError, UpstreamError, as_gateway_error, envelope
+from gateway.domain.failures import FailureKind, kind_for_status
+from gateway.domain.model import Endpoint
+from gateway.streaming.sse import EventTooLarge, SSEDecoder, encode_event
+from gateway.upstream.base import UpstreamCall, UpstreamReply
+from gateway.upstream.error_body import ErrorBody, redact_json
+from gateway.upstream.exchange import first_chunk, read_json_object, relay_rest, send_json
+from gateway.upstream.gemini.embeddings import embed_request, from_embed_response
+from gateway.upstream.gemini.errors import map_error, retry_delay
+from gateway.upstream.gemini.stream import StreamTranslator
+from gateway.upstream.gemini.translate import from_gemini_response, translate_request
+from gateway.upstream.http import TRANSPORT_ERRORS, UpstreamHTTP, UpstreamResponse, body_chunks
+from gateway.usage.openai_usage import usage_from_openai
+
+DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
+_ENCODER = msgspec.json.Encoder()
+
+
+class GeminiAdapter:
+    def __init__(self, client: UpstreamHTTP) -> None:
+        self._client = client
+
+    async def complete(self, call: UpstreamCall) -> UpstreamReply:
+        if call.endpoint is Endpoint.EMBEDDINGS:
+            return await self._embed(call)
+        payload = _translated(call, translate_request)
+        response = await self._send(call, "generateContent", payload)
+        answer = await read_json_object(response, self._client.limits.body_bytes)
+        if "error" in answer and "candidates" not in answer:
+            raise UpstreamError(FailureKind.INVALID_RESPONSE, "upstream answered an error")
+        body = from_gemini_response(
+            answer, call.model.name, int(time.time()), _single_call(call.body)
+        )
+        return UpstreamReply(
+            body=body, usage=usage_from_openai(body["usage"]), response_model=body["model"]
+        )
+
+    async def open_stream(self, call: UpstreamCall, ask_usage: bool) -> AsyncIterator[bytes]:
+        payload = _translated(call, translate_request)
+        response = await self._send(call, "streamGenerateContent?alt=sse", payload)
+        translator = StreamTranslator(call.model.name, int(time.time()), _single_call(call.body))
+        events = _translate(response, translator, self._client.limits.event_bytes)
+        first = await first_chunk(response, events)
+        if translator.error is not None:  # the stream opened with an error: not a byte sent
+            await events.aclose()
+            status = translator.error_status or 500
+            raise UpstreamError(
+                kind_for_status(status),
+                "upstream stream failed at once",
+                status=status,
+                body=_ENCODER.encode(redact_json(translator.error, call.provider.api_key)),
+            )
+        return relay_rest(first, events, response)
+
+    async def _embed(self, call: UpstreamCall) -> UpstreamReply:
+        payload = _translated(call, embed_request)
+        response = await self._send(call, "batchEmbedContents", payload)
+        answer = await read_json_object(response, self._client.limits.body_bytes)
+        body = from_embed_response(answer, call.model.name, call.body.get("encoding_format"))
+        if body is None:
+            raise UpstreamError(FailureKind.INVALID_RESPONSE, "upstream answered no embeddings")
+        return UpstreamReply(
+            body=body, usage=usage_from_openai(body.get("usage")), response_model=None
+        )
+
+    async def _send(
+        self, call: UpstreamCall, method: str, payload: dict[str, Any]
+    ) -> UpstreamResponse:
+        name = call.model.name.removeprefix("models/")
+        url = f"{(call.provider.base_url or DEFAULT_BASE_URL).rstrip('/')}/models/{name}:{method}"
+        asked: list[str] = []  # RetryInfo's delay, when the error body gives one
+
+        def shape(status: int, body: ErrorBody) -> tuple[int, dict[str, Any]]:
+            delay = retry_delay(body.data) if body.is_json else None
+            if delay is not None:
+                asked.append(delay)
+            return map_error(status, body)
+
+        try:
+            return await send_json(self._client, call, url, _headers(call), payload, shape=shape)
+        except UpstreamError as error:
+            if error.retry_after is None and asked:
+                error.retry_after = asked[0]
+            raise
+
+
+def _headers(call: UpstreamCall) -> dict[str, str]:
+    headers = {"content-type": "application/json", "accept-encoding": "identity"}
+    if call.provider.api_key:
+        headers["x-goog-api-key"] = call.provider.api_key
+    headers.update(call.headers)
+    return headers
+
+
+def _single_call(body: dict[str, Any]) -> bool:
+    return body.get("parallel_tool_calls") is False
+
+
+def _translated(call: UpstreamCall, translate: Any) -> dict[str, Any]:
+    """The Gemini request, or the 400 a client reads for what cannot be translated."""
+    if call.endpoint not in (Endpoint.CHAT, Endpoint.EMBEDDINGS):
+        refusal = envelope(
+            400,
+            f"The model '{call.model.id}' is served by Gemini, which offers no "
+            f"{call.endpoint.value} endpoint; use /v1/chat/completions or /v1/responses.",
+            code="unsupported_operation",
+        )
+        raise UpstreamError(
+            FailureKind.HTTP_4XX,
+            "operation not offered by gemini",
+            status=400,
+            body=_ENCODER.encode(refusal),
+        )
+    try:
+        payload: dict[str, Any] = translate(call.body, call.model.name)
+    except TranslationError as exc:
+        refusal = as_gateway_error(exc).envelope()
+        raise UpstreamError(
+            FailureKind.HTTP_4XX, exc.message, status=400, body=_ENCODER.encode(refusal)
+        ) from exc
+    return payload
+
+
+async def _translate(
+    response: UpstreamResponse, translator: StreamTranslator, max_event_bytes: int
+) -> AsyncGenerator[bytes, None]:
+    """Gemini SSE in, OpenAI SSE out; the usage chunk and [DONE] once the answer is done."""
+    decoder = SSEDecoder(max_event_bytes)
+    try:
+        async for chunk in body_chunks(response):
+            for event in decoder.feed(chunk):
+                out = _translate_event(translator, event.data)
+                if out:
+                    yield out
+                if translator.error is not None:
+                    yield encode_event(_ENCODER.encode(translator.error))
+                    return
+        if not translator.done:
+            raise UpstreamError(
+                FailureKind.STREAM_CUT, "upstream stream ended before the answer's finishReason"
+            )
+        yield encode_event(_ENCODER.encode(translator.usage_chunk()))
+        yield encode_event(b"[DONE]")
+    except TRANSPORT_ERRORS as exc:
+        raise UpstreamError(
+            FailureKind.STREAM_CUT, f"upstream stream broke: {type(exc).__name__}"
+        ) from exc
+    except EventTooLarge as exc:
+        raise UpstreamError(
+            FailureKind.OVERSIZE, f"an upstream stream event exceeds {exc.limit} bytes"
+        ) from exc
+    finally:
+        await response.aclose()
+
+
+def _translate_event(translator: StreamTranslator, data: str) -> bytes:
+    try:
+        payload: Any = msgspec.json.decode(data)
+    except (msgspec.DecodeError, RecursionError):
+        payload = None
+    if not isinstance(payload, dict):
+        raise UpstreamError(
+            FailureKind.INVALID_RESPONSE, "upstream sent an event that is not a JSON object"
+        )
+    chunks = translator.feed(payload)
+    return b"".join(encode_event(_ENCODER.encode(c)) for c in chunks)

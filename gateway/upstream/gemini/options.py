@@ -1,0 +1,213 @@
+"""The OpenAI chat fields beside messages and tools, as Gemini's ``generationConfig`` (pure).
+
+No field is dropped without a decision: each top-level field of OpenAI's chat request is
+translated, refused when it asks for something the Gemini API cannot do, or dropped because
+dropping it cannot change the answer.
+
+Translated: ``model`` (in the URL), ``messages``, ``max_completion_tokens``/``max_tokens``
+(``maxOutputTokens``), ``temperature``, ``top_p`` (``topP``), ``stop`` (``stopSequences``,
+at most 5), ``seed``, ``presence_penalty``/``frequency_penalty``, ``n`` (1 only),
+``reasoning_effort`` (``thinkingConfig``: a ``thinkingLevel`` for gemini-3 models, a
+``thinkingBudget`` for the others), ``response_format`` (``responseMimeType`` and
+``responseJsonSchema``), ``tools``/``tool_choice`` (``tools.functionDeclarations``,
+``toolConfig.functionCallingConfig``), ``parallel_tool_calls: false`` (only the first call
+of an answer is returned), ``stream`` (the ``streamGenerateContent`` method);
+``stream_options.include_usage`` is the gateway's own.
+
+Refused with a 400 naming the field, unless it holds its default: ``logprobs``,
+``top_logprobs``, ``logit_bias``, ``audio``, ``modalities`` other than text,
+``web_search_options``, ``verbosity`` other than ``medium``, ``moderation``,
+``service_tier`` other than ``auto``/``default``, and the deprecated
+``functions``/``function_call``.
+
+Dropped, as they cannot change the answer: ``user`` and ``safety_identifier`` (the Gemini
+API takes no end-user id), ``store`` and ``metadata`` (OpenAI's stored-completions
+dashboard), ``prompt_cache_key``, ``prompt_cache_retention`` and ``prompt_cache_options``
+(cache hit rates only), ``prediction`` (latency only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from gateway.domain.errors import TranslationError
+
+MAX_STOP_SEQUENCES = 5
+
+TRANSLATED = frozenset(
+    {
+        "model",
+        "messages",
+        "max_completion_tokens",
+        "max_tokens",
+        "temperature",
+        "top_p",
+        "stop",
+        "seed",
+        "presence_penalty",
+        "frequency_penalty",
+        "n",
+        "reasoning_effort",
+        "response_format",
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
+        "stream",
+        "stream_options",
+    }
+)
+DROPPED = frozenset(
+    {
+        "user",
+        "safety_identifier",
+        "store",
+        "metadata",
+        "prompt_cache_key",
+        "prompt_cache_retention",
+        "prompt_cache_options",
+        "prediction",
+    }
+)
+
+
+def _absent(value: Any) -> bool:
+    return value is None
+
+
+def _off(value: Any) -> bool:
+    return value is None or value is False
+
+
+def _zero(value: Any) -> bool:
+    return value is None or (value == 0 and not isinstance(value, bool))
+
+
+def _one_of(*defaults: str) -> Callable[[Any], bool]:
+    return lambda value: value is None or value in defaults
+
+
+REFUSED_UNLESS_DEFAULT: dict[str, Callable[[Any], bool]] = {
+    "logprobs": _off,
+    "top_logprobs": _zero,
+    "logit_bias": lambda value: value is None or value == {},
+    "audio": _absent,
+    "modalities": lambda value: value is None or value == ["text"],
+    "web_search_options": _absent,
+    "verbosity": _one_of("medium"),
+    "moderation": _absent,
+    "service_tier": _one_of("auto", "default"),
+    "functions": lambda value: value is None or value == [],
+    "function_call": _absent,
+}
+
+# reasoning_effort -> thinkingBudget (gemini-2.x) and thinkingLevel (gemini-3 and later).
+THINKING_BUDGETS = {"none": 0, "minimal": 512, "low": 1024, "medium": 8192, "high": 24576}
+THINKING_LEVELS = {
+    "none": "minimal",  # a gemini-3 model cannot turn thinking off: its least
+    "minimal": "minimal",
+    "low": "low",
+    "medium": "medium",
+    "high": "high",
+}
+
+
+def refuse_unsupported(body: dict[str, Any]) -> None:
+    """A 400 for the first field that asks for something the Gemini API cannot do."""
+    for field, is_default in REFUSED_UNLESS_DEFAULT.items():
+        if not is_default(body.get(field)):
+            raise TranslationError(
+                f"'{field}' is not supported by this model (served by Gemini); "
+                "leave it out or use a model of another provider",
+                field,
+            )
+    n = body.get("n")
+    if n is not None and n != 1:
+        raise TranslationError("only n=1 is supported for this model (served by Gemini)", "n")
+
+
+def _number(body: dict[str, Any], key: str) -> float | int | None:
+    value = body.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TranslationError(f"{key} must be a number", key)
+    return value
+
+
+def generation_config(body: dict[str, Any], model_name: str) -> dict[str, Any]:
+    """``generationConfig`` for the sampling, length, stop, seed and thinking fields."""
+    out: dict[str, Any] = {}
+    max_tokens = _max_tokens(body)
+    if max_tokens is not None:
+        out["maxOutputTokens"] = max_tokens
+    for key, name in (
+        ("temperature", "temperature"),
+        ("top_p", "topP"),
+        ("presence_penalty", "presencePenalty"),
+        ("frequency_penalty", "frequencyPenalty"),
+    ):
+        value = _number(body, key)
+        if value is not None:
+            out[name] = value
+    seed = body.get("seed")
+    if seed is not None:
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise TranslationError("seed must be an integer", "seed")
+        out["seed"] = seed
+    stops = _stop_sequences(body.get("stop"))
+    if stops:
+        out["stopSequences"] = stops
+    thinking = thinking_config(body.get("reasoning_effort"), model_name)
+    if thinking is not None:
+        out["thinkingConfig"] = thinking
+    return out
+
+
+def _max_tokens(body: dict[str, Any]) -> int | None:
+    for key in ("max_completion_tokens", "max_tokens"):
+        value = body.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise TranslationError(f"{key} must be a positive integer", key)
+        return value
+    return None
+
+
+def _stop_sequences(stop: Any) -> list[str]:
+    if stop is None:
+        return []
+    stops = [stop] if isinstance(stop, str) else stop
+    if not isinstance(stops, list) or not all(isinstance(s, str) for s in stops):
+        raise TranslationError("stop must be a string or an array of strings", "stop")
+    if len(stops) > MAX_STOP_SEQUENCES:
+        raise TranslationError(
+            f"at most {MAX_STOP_SEQUENCES} stop sequences for this model (served by Gemini)",
+            "stop",
+        )
+    return [s for s in stops if s]
+
+
+def thinking_config(effort: Any, model_name: str) -> dict[str, Any] | None:
+    """reasoning_effort as a ``thinkingConfig``: gemini-3 (and later) models take a
+    ``thinkingLevel``, the 2.x models a ``thinkingBudget`` (0 turns thinking off)."""
+    if effort is None:
+        return None
+    if effort not in THINKING_BUDGETS:
+        allowed = ", ".join(THINKING_BUDGETS)
+        raise TranslationError(
+            f"reasoning_effort must be one of {allowed} for this model (served by Gemini)",
+            "reasoning_effort",
+        )
+    if _levelled(model_name):
+        return {"thinkingLevel": THINKING_LEVELS[effort]}
+    return {"thinkingBudget": THINKING_BUDGETS[effort]}
+
+
+def _levelled(model_name: str) -> bool:
+    name = model_name.removeprefix("models/")
+    if not name.startswith("gemini-"):
+        return False
+    major = name.removeprefix("gemini-").split("-", 1)[0].split(".", 1)[0]
+    return major.isdigit() and int(major) >= 3

@@ -1,0 +1,418 @@
+"""Pure translation between OpenAI Chat Completions and the Gemini API's generateContent.
+
+Dicts in, dicts out: no HTTP here. The streaming half lives in
+``gateway.upstream.gemini.stream``; the fields beside messages in ``options``, tools and
+call ids in ``tools``.
+
+Messages: ``system``/``developer`` → ``systemInstruction``; ``user`` → a ``user`` content
+(text, images and audio as ``inlineData``, files given as data URLs too; an http(s) image
+URL is refused: the Gemini API fetches no URL); ``assistant`` → a ``model`` content (text,
+``functionCall`` parts with their thought signatures); ``tool`` → a ``functionResponse``
+part in a ``user`` content, named after the call it answers (``{"result": <content>}``).
+Neighbours of one role merge, so parallel results go back in one content as Gemini wants.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from gateway.domain.errors import TranslationError
+from gateway.domain.usage import Usage
+from gateway.upstream.gemini.options import generation_config, refuse_unsupported
+from gateway.upstream.gemini.tools import (
+    function_declarations,
+    new_call_id,
+    parse_call_id,
+    response_format,
+    tool_config,
+)
+
+_DATA_URL = re.compile(r"^data:(?P<media>[^;,]+);base64,(?P<data>.*)$", re.DOTALL)
+_AUDIO_TYPES = {"wav": "audio/wav", "mp3": "audio/mp3"}
+
+# finishReason -> OpenAI's finish_reason; a reason not listed is a plain stop.
+_FINISH_REASONS = {
+    "STOP": "stop",
+    "MAX_TOKENS": "length",
+    "SAFETY": "content_filter",
+    "RECITATION": "content_filter",
+    "LANGUAGE": "content_filter",
+    "BLOCKLIST": "content_filter",
+    "PROHIBITED_CONTENT": "content_filter",
+    "SPII": "content_filter",
+    "IMAGE_SAFETY": "content_filter",
+    "IMAGE_PROHIBITED_CONTENT": "content_filter",
+    "IMAGE_RECITATION": "content_filter",
+}
+
+
+# --- request -------------------------------------------------------------------------------
+
+
+def translate_request(body: dict[str, Any], model_name: str) -> dict[str, Any]:
+    """An OpenAI chat request as a Gemini ``GenerateContentRequest`` body."""
+    refuse_unsupported(body)
+    raw = body.get("messages")
+    if not isinstance(raw, list) or not raw:
+        raise TranslationError("messages must be a non-empty array", "messages")
+    system, contents = _translate_messages(raw)
+    if not contents:
+        raise TranslationError("messages must hold at least one non-system message", "messages")
+    out: dict[str, Any] = {"contents": contents}
+    if system:
+        out["systemInstruction"] = {"parts": [{"text": text} for text in system]}
+    declared = function_declarations(body.get("tools"))
+    if declared:
+        out["tools"] = [{"functionDeclarations": declared}]
+        config = tool_config(body.get("tool_choice"), declared)
+        if config is not None:
+            out["toolConfig"] = config
+    generation = {
+        **generation_config(body, model_name),
+        **response_format(body.get("response_format")),
+    }
+    if generation:
+        out["generationConfig"] = generation
+    return out
+
+
+def _translate_messages(raw: list[Any]) -> tuple[list[str], list[dict[str, Any]]]:
+    system: list[str] = []
+    contents: list[dict[str, Any]] = []
+    names: dict[str, str] = {}  # tool call id -> function name, for the results
+    for i, msg in enumerate(raw):
+        param = f"messages[{i}]"
+        if not isinstance(msg, dict):
+            raise TranslationError("each message must be an object", param)
+        role = msg.get("role")
+        if role in ("system", "developer"):
+            system.extend(_text_parts(msg.get("content"), f"{param}.content"))
+        elif role == "user":
+            _append(contents, "user", _user_parts(msg.get("content"), f"{param}.content"))
+        elif role == "assistant":
+            _append(contents, "model", _model_parts(msg, param, names))
+        elif role == "tool":
+            _append(contents, "user", [_function_response(msg, param, names)])
+        else:
+            raise TranslationError(f"unsupported message role: {role!r}", f"{param}.role")
+    return system, contents
+
+
+def _append(contents: list[dict[str, Any]], role: str, parts: list[dict[str, Any]]) -> None:
+    if not parts:
+        return
+    if contents and contents[-1]["role"] == role:
+        contents[-1]["parts"].extend(parts)
+    else:
+        contents.append({"role": role, "parts": parts})
+
+
+def _text_parts(content: Any, param: str) -> list[str]:
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [content] if content else []
+    if not isinstance(content, list):
+        raise TranslationError("content must be a string or an array of parts", param)
+    texts = [_part_text(part, f"{param}[{j}]") for j, part in enumerate(content)]
+    return [t for t in texts if t]
+
+
+def _part_text(part: Any, param: str) -> str:
+    if not isinstance(part, dict) or part.get("type") != "text":
+        raise TranslationError("only text parts are allowed here", param)
+    text = part.get("text")
+    if not isinstance(text, str):
+        raise TranslationError("a text part needs a string text", f"{param}.text")
+    return text
+
+
+def _user_parts(content: Any, param: str) -> list[dict[str, Any]]:
+    if not isinstance(content, list):
+        return [{"text": t} for t in _text_parts(content, param)]
+    parts: list[dict[str, Any]] = []
+    for j, part in enumerate(content):
+        at = f"{param}[{j}]"
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "text":
+            text = _part_text(part, at)
+            if text:
+                parts.append({"text": text})
+        elif kind == "image_url":
+            parts.append(_image(part.get("image_url"), f"{at}.image_url"))
+        elif kind == "input_audio":
+            parts.append(_audio(part.get("input_audio"), f"{at}.input_audio"))
+        elif kind == "file":
+            parts.append(_file(part.get("file"), f"{at}.file"))
+        else:
+            raise TranslationError(f"unsupported content part type: {kind!r}", at)
+    return parts
+
+
+def _inline(url: str, param: str) -> dict[str, Any]:
+    match = _DATA_URL.match(url)
+    if match is None:
+        raise TranslationError("expected a base64 data URL (data:<type>;base64,...)", param)
+    return {"inlineData": {"mimeType": match.group("media").lower(), "data": match.group("data")}}
+
+
+def _image(image: Any, param: str) -> dict[str, Any]:
+    url = image.get("url") if isinstance(image, dict) else image
+    if not isinstance(url, str):
+        raise TranslationError("image_url needs a url", param)
+    if url.startswith(("http://", "https://")):
+        raise TranslationError(
+            "this model (served by Gemini) cannot fetch images by URL; send the image "
+            "inline as a base64 data URL (data:image/png;base64,...)",
+            f"{param}.url",
+        )
+    return _inline(url, f"{param}.url")
+
+
+def _audio(audio: Any, param: str) -> dict[str, Any]:
+    if not isinstance(audio, dict) or not isinstance(audio.get("data"), str):
+        raise TranslationError("input_audio needs base64 data", param)
+    mime = _AUDIO_TYPES.get(str(audio.get("format")))
+    if mime is None:
+        raise TranslationError("input_audio.format must be 'wav' or 'mp3'", f"{param}.format")
+    return {"inlineData": {"mimeType": mime, "data": audio["data"]}}
+
+
+def _file(file: Any, param: str) -> dict[str, Any]:
+    data = file.get("file_data") if isinstance(file, dict) else None
+    if not isinstance(data, str):
+        raise TranslationError(
+            "a file part needs file_data as a base64 data URL (file ids are not supported "
+            "for this model, served by Gemini)",
+            param,
+        )
+    return _inline(data, f"{param}.file_data")
+
+
+def _model_parts(msg: dict[str, Any], param: str, names: dict[str, str]) -> list[dict[str, Any]]:
+    for key in ("function_call", "audio"):
+        if msg.get(key) is not None:
+            raise TranslationError(f"an assistant message's {key} is not supported here", param)
+    parts: list[dict[str, Any]] = [
+        {"text": t} for t in _text_parts(msg.get("content"), f"{param}.content")
+    ]
+    refusal = msg.get("refusal")
+    if isinstance(refusal, str) and refusal:
+        parts.append({"text": refusal})
+    calls = msg.get("tool_calls")
+    if calls is None:
+        return parts
+    if not isinstance(calls, list):
+        raise TranslationError("tool_calls must be an array", f"{param}.tool_calls")
+    for j, call in enumerate(calls):
+        parts.append(_function_call(call, f"{param}.tool_calls[{j}]", names))
+    return parts
+
+
+def _function_call(call: Any, param: str, names: dict[str, str]) -> dict[str, Any]:
+    function = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(call, dict) or not isinstance(function, dict):
+        raise TranslationError("a tool call needs a function", param)
+    call_id, name = call.get("id"), function.get("name")
+    if not isinstance(call_id, str) or not call_id:
+        raise TranslationError("a tool call needs an id", f"{param}.id")
+    if not isinstance(name, str) or not name:
+        raise TranslationError("a tool call needs a function name", f"{param}.function.name")
+    names[call_id] = name
+    ref = parse_call_id(call_id)
+    payload: dict[str, Any] = {"name": name, "args": _arguments(function, param)}
+    if ref.gemini_id:
+        payload["id"] = ref.gemini_id
+    part: dict[str, Any] = {"functionCall": payload}
+    signature = ref.signature or _extra_signature(call)
+    if signature:
+        part["thoughtSignature"] = signature
+    return part
+
+
+def _extra_signature(call: dict[str, Any]) -> str | None:
+    extra = call.get("extra_content")
+    google = extra.get("google") if isinstance(extra, dict) else None
+    value = google.get("thought_signature") if isinstance(google, dict) else None
+    return value if isinstance(value, str) and value else None
+
+
+def _arguments(function: dict[str, Any], param: str) -> dict[str, Any]:
+    arguments = function.get("arguments")
+    at = f"{param}.function.arguments"
+    if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
+        return {}
+    if not isinstance(arguments, str):
+        raise TranslationError("tool call arguments must be a JSON string", at)
+    try:
+        decoded = json.loads(arguments)
+    except json.JSONDecodeError as exc:
+        raise TranslationError(f"tool call arguments are not valid JSON: {exc}", at) from exc
+    if not isinstance(decoded, dict):
+        raise TranslationError("tool call arguments must be a JSON object", at)
+    return decoded
+
+
+def _function_response(msg: dict[str, Any], param: str, names: dict[str, str]) -> dict[str, Any]:
+    call_id = msg.get("tool_call_id")
+    if not isinstance(call_id, str) or not call_id:
+        raise TranslationError("a tool message needs tool_call_id", f"{param}.tool_call_id")
+    name = names.get(call_id) or msg.get("name")
+    if not isinstance(name, str) or not name:
+        raise TranslationError(
+            "a tool message must answer a tool call of an earlier assistant message "
+            "(Gemini matches results to calls by the function's name)",
+            f"{param}.tool_call_id",
+        )
+    text = "".join(_text_parts(msg.get("content"), f"{param}.content"))
+    payload: dict[str, Any] = {"name": name, "response": {"result": text}}
+    gemini_id = parse_call_id(call_id).gemini_id
+    if gemini_id:
+        payload["id"] = gemini_id
+    return {"functionResponse": payload}
+
+
+# --- response and usage --------------------------------------------------------------------
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def usage_from_gemini(meta: dict[str, Any]) -> Usage:
+    """``promptTokenCount`` (with ``toolUsePromptTokenCount``) is the input, cached tokens
+    included; the output is ``candidatesTokenCount`` plus ``thoughtsTokenCount`` (thinking
+    is billed as output)."""
+    prompt = _count(meta.get("promptTokenCount")) + _count(meta.get("toolUsePromptTokenCount"))
+    output = _count(meta.get("candidatesTokenCount")) + _count(meta.get("thoughtsTokenCount"))
+    return Usage(
+        input_tokens=prompt,
+        output_tokens=output,
+        cache_read_tokens=min(_count(meta.get("cachedContentTokenCount")), prompt),
+    )
+
+
+def openai_usage(meta: dict[str, Any]) -> dict[str, Any]:
+    usage = usage_from_gemini(meta)
+    return {
+        "prompt_tokens": usage.input_tokens,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": usage.input_tokens + usage.output_tokens,
+        "prompt_tokens_details": {"cached_tokens": usage.cache_read_tokens},
+        "completion_tokens_details": {"reasoning_tokens": _count(meta.get("thoughtsTokenCount"))},
+    }
+
+
+def finish_reason(reason: Any, called: bool) -> str | None:
+    if not isinstance(reason, str) or not reason or reason == "FINISH_REASON_UNSPECIFIED":
+        return None
+    mapped = _FINISH_REASONS.get(reason, "stop")
+    return "tool_calls" if called and mapped == "stop" else mapped
+
+
+def refusal_text(response: dict[str, Any]) -> str | None:
+    """Why Gemini blocked the prompt or stopped the answer, when it did (else None)."""
+    feedback = response.get("promptFeedback")
+    blocked = feedback.get("blockReason") if isinstance(feedback, dict) else None
+    if isinstance(blocked, str) and blocked:
+        return f"Gemini blocked the prompt (blockReason: {blocked}){_categories(feedback)}"
+    candidate = first_candidate(response)
+    reason = candidate.get("finishReason")
+    if finish_reason(reason, False) != "content_filter":
+        return None
+    return f"Gemini stopped the answer (finishReason: {reason}){_categories(candidate)}"
+
+
+def _categories(holder: Any) -> str:
+    ratings = holder.get("safetyRatings") if isinstance(holder, dict) else None
+    blocked = [
+        str(r.get("category"))
+        for r in (ratings if isinstance(ratings, list) else [])
+        if isinstance(r, dict) and r.get("blocked")
+    ]
+    return f": {', '.join(blocked)}" if blocked else ""
+
+
+def first_candidate(response: dict[str, Any]) -> dict[str, Any]:
+    candidates = response.get("candidates")
+    if isinstance(candidates, list) and candidates and isinstance(candidates[0], dict):
+        return candidates[0]
+    return {}
+
+
+def candidate_parts(candidate: dict[str, Any]) -> list[dict[str, Any]]:
+    content = candidate.get("content")
+    parts = content.get("parts") if isinstance(content, dict) else None
+    return [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
+
+
+def tool_call(part: dict[str, Any]) -> dict[str, Any] | None:
+    """The OpenAI tool call of a ``functionCall`` part, with its id (see ``tools``)."""
+    call = part.get("functionCall")
+    if not isinstance(call, dict):
+        return None
+    args = call.get("args")
+    arguments = json.dumps(args if isinstance(args, dict) else {}, ensure_ascii=False)
+    return {
+        "id": new_call_id(call.get("id"), part.get("thoughtSignature")),
+        "type": "function",
+        "function": {"name": call.get("name"), "arguments": arguments},
+    }
+
+
+def answer_text(part: dict[str, Any]) -> str | None:
+    """A part's text when it is part of the answer (thought summaries are not)."""
+    text = part.get("text")
+    if not isinstance(text, str) or part.get("thought") is True:
+        return None
+    return text
+
+
+def is_blocked(response: dict[str, Any]) -> bool:
+    feedback = response.get("promptFeedback")
+    return isinstance(feedback, dict) and bool(feedback.get("blockReason"))
+
+
+def from_gemini_response(
+    resp: dict[str, Any], model: str, created: int, single_call: bool = False
+) -> dict[str, Any]:
+    """A ``GenerateContentResponse`` as an OpenAI chat.completion object.
+
+    ``single_call`` (``parallel_tool_calls: false``): only the first call is returned."""
+    candidate = first_candidate(resp)
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for part in candidate_parts(candidate):
+        call = tool_call(part)
+        if call is not None:
+            if not (single_call and calls):
+                calls.append(call)
+            continue
+        text = answer_text(part)
+        if text:
+            texts.append(text)
+    refusal = refusal_text(resp)
+    if is_blocked(resp):
+        reason: str | None = "content_filter"
+    else:
+        reason = finish_reason(candidate.get("finishReason"), bool(calls)) or "stop"
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": "".join(texts) if texts or not (calls or refusal) else None,
+        "refusal": refusal,
+    }
+    if calls:
+        message["tool_calls"] = calls
+    meta = resp.get("usageMetadata")
+    version = resp.get("modelVersion")
+    response_id = resp.get("responseId")
+    return {
+        "id": f"chatcmpl-{response_id}" if isinstance(response_id, str) else "chatcmpl-gemini",
+        "object": "chat.completion",
+        "created": created,
+        "model": version if isinstance(version, str) and version else model,
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": reason}],
+        "usage": openai_usage(meta if isinstance(meta, dict) else {}),
+    }
