@@ -16,6 +16,7 @@ import msgspec
 from litestar import asgi
 from litestar.types import ASGIApp, Receive, Scope, Send
 
+from gateway.api.messages_errors import anthropic_errors
 from gateway.domain.errors import (
     AuthenticationFailed,
     GatewayError,
@@ -58,6 +59,29 @@ def _trace_carrier(scope: Scope) -> dict[str, str]:
         if key == b"traceparent" or key == b"tracestate":
             carrier[key.decode()] = value.decode("latin-1")
     return carrier
+
+
+# The client headers /v1/messages forwards to an Anthropic provider.
+_FORWARDED_MESSAGES_HEADERS = (b"anthropic-version", b"anthropic-beta")
+
+
+def authorization_of(scope: Scope, *, api_key_header: bool) -> str | None:
+    """The ``Authorization`` header; with ``api_key_header`` (Anthropic's APIs), an
+    ``x-api-key: <key>`` stands for ``Authorization: Bearer <key>`` when it is absent."""
+    authorization = _header(scope, b"authorization")
+    if authorization is None and api_key_header:
+        presented = _header(scope, b"x-api-key")
+        if presented:
+            return f"Bearer {presented}"
+    return authorization
+
+
+def _forwarded(scope: Scope) -> dict[str, str]:
+    return {
+        key.decode(): value.decode("latin-1")
+        for key, value in scope["headers"]
+        if key in _FORWARDED_MESSAGES_HEADERS
+    }
 
 
 def _no_cache(value: str | None) -> bool:
@@ -126,8 +150,10 @@ async def _proxy(endpoint: Endpoint, scope: Scope, receive: Receive, send: Send)
     serving = _runtime(scope).serving
     try:
         key = None
+        messages = endpoint is Endpoint.MESSAGES
         if not serving.keys.open:
-            key = _runtime(scope).directory.identify(_header(scope, b"authorization"))
+            authorization = authorization_of(scope, api_key_header=messages)
+            key = _runtime(scope).directory.identify(authorization)
             if key is None:
                 raise AuthenticationFailed("Missing or invalid API key.")
         raw = await read_body(scope, receive, serving.config.server.max_body_bytes)
@@ -137,6 +163,8 @@ async def _proxy(endpoint: Endpoint, scope: Scope, receive: Receive, send: Send)
     try:
         request = parse_inbound(endpoint, raw)
         request.cache_bypass = _no_cache(_header(scope, b"x-gateway-cache"))
+        if messages:
+            request.forward_headers = _forwarded(scope)
     except InvalidRequest as error:
         named = refused_request(endpoint, raw)
         if named is not None:  # it named a configuration: a row, like any call
@@ -208,7 +236,8 @@ def _raw(endpoint: Endpoint) -> ASGIApp:
         await _proxy(endpoint, scope, receive, send)
 
     handler.__name__ = f"proxy_{endpoint.name.lower()}"
-    return handler
+    # Anthropic's Messages API answers its errors in Anthropic's envelope.
+    return anthropic_errors(handler) if endpoint is Endpoint.MESSAGES else handler
 
 
 # What the app dispatches to before its router (gateway.api.app.GatewayApp), by exact path.

@@ -22,12 +22,14 @@ class Capability(StrEnum):
 
 
 class Endpoint(StrEnum):
-    """The OpenAI endpoint a call came in on: its value is the path after ``/v1/``."""
+    """The endpoint a call came in on (OpenAI's, and Anthropic's Messages API): its value is
+    the path after ``/v1/``."""
 
     CHAT = "chat/completions"
     EMBEDDINGS = "embeddings"
     COMPLETIONS = "completions"
     RESPONSES = "responses"
+    MESSAGES = "messages"  # Anthropic's Messages API (docs/messages.md)
 
     @property
     def path(self) -> str:

@@ -38,6 +38,7 @@ _BOUNDED_COMPLETIONS = {
     "best_of": (1, MAX_CHOICES),
 }
 _BOUNDED_RESPONSES = {"max_output_tokens": (1, MAX_TOKENS_BOUND)}
+_BOUNDED_MESSAGES = {"max_tokens": (1, MAX_TOKENS_BOUND)}
 # Deeper bodies are refused: encoding, hashing and counting them later would exhaust
 # the stack (a RecursionError, answered 500), and no real request nests this far.
 MAX_JSON_DEPTH = 128
@@ -61,6 +62,9 @@ class InboundRequest:
     stream: bool
     include_usage: bool  # the client asked for the usage chunk of a stream
     cache_bypass: bool = False  # the client sent ``x-gateway-cache: no-cache``
+    # Client headers an upstream of the same API reads (/v1/messages: anthropic-version,
+    # anthropic-beta); sent only where the body goes as it is, never translated.
+    forward_headers: dict[str, str] = field(default_factory=dict)
     body_bytes: int = 0  # the raw body's size: bounds the size of any text in it
     # The prompt's token counts by encoding, counted once for the budget hold and estimates.
     token_counts: dict[str, TokenCount] = field(default_factory=dict)
@@ -184,6 +188,9 @@ def _operation_of(
     if endpoint is Endpoint.RESPONSES:
         _check_bounds(body, _BOUNDED_RESPONSES)
         return _check_responses(body, stream)
+    if endpoint is Endpoint.MESSAGES:
+        _check_bounds(body, _BOUNDED_MESSAGES)
+        return _check_messages(body, stream)
     _check_bounds(body, _BOUNDED)
     has_tools = _check_messages_and_tools(body)
     return classify(
@@ -248,6 +255,28 @@ def _check_responses(body: dict[str, Any], stream: bool) -> tuple[Operation, fro
     items = value if isinstance(value, list) else []
     return classify(
         Endpoint.RESPONSES, stream=stream, has_tools=bool(tools), has_image=_has_image(items)
+    )
+
+
+def _check_messages(body: dict[str, Any], stream: bool) -> tuple[Operation, frozenset[Capability]]:
+    """/v1/messages (Anthropic's): ``messages`` a non-empty array of objects with a string
+    ``role``, ``tools`` an array; the operations are chat's (one call history whichever API
+    a call came in by)."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise InvalidRequest(
+            "'messages' is required and must be a non-empty array.", param="messages"
+        )
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            raise InvalidRequest(
+                f"'messages[{i}]' must be an object with a string 'role'.", param=f"messages[{i}]"
+            )
+    tools = body.get("tools")
+    if tools is not None and not isinstance(tools, list):
+        raise InvalidRequest("'tools' must be an array.", param="tools")
+    return classify(
+        Endpoint.MESSAGES, stream=stream, has_tools=bool(tools), has_image=_has_image(messages)
     )
 
 

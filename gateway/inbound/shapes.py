@@ -2,9 +2,9 @@
 
 A body is forwarded as the client sent it, but the gateway reads parts of it: to route,
 count, hold a budget, key the cache, and to translate it for Anthropic or from the
-Responses API. A value of the wrong type there (a list where a string is expected, an
-object where a number is) must be the client's 400 naming the parameter, never an
-exception inside the gateway: one would be a 500 for the caller, and an exception
+Responses or Messages APIs. A value of the wrong type there (a list where a string is
+expected, an object where a number is) must be the client's 400 naming the parameter,
+never an exception inside the gateway: one would be a 500 for the caller, and an exception
 taken for a provider's fault would lower that provider's health for every tenant.
 
 These structs name only what is read, typed as the OpenAI API reference types it. Fields
@@ -229,11 +229,73 @@ class ResponsesBody(_Shape):
     safety_identifier: str | None = None
 
 
+# --- Messages (Anthropic) -------------------------------------------------------------------
+
+
+class ImageSource(_Shape):
+    type: str
+    media_type: str | None = None
+    data: str | None = None
+    url: str | None = None
+
+
+class MessagesBlock(_Shape):
+    type: str
+    text: str | None = None
+    source: ImageSource | None = None
+    id: str | None = None
+    name: str | None = None
+    input: Object | None = None
+    tool_use_id: str | None = None
+    content: str | list[MessagesBlock] | None = None
+    is_error: bool | None = None
+    thinking: str | None = None
+    signature: str | None = None
+
+
+class MessagesMessage(_Shape):
+    role: str
+    content: str | list[MessagesBlock]
+
+
+class MessagesTool(_Shape):
+    name: str | None = None
+    type: str | None = None
+    description: str | None = None
+    input_schema: Object | None = None
+
+
+class MessagesToolChoice(_Shape):
+    type: str
+    name: str | None = None
+    disable_parallel_tool_use: bool | None = None
+
+
+class Thinking(_Shape):
+    type: str
+    budget_tokens: int | None = None
+
+
+class MessagesBody(_Shape):
+    messages: list[MessagesMessage] = []
+    system: str | list[MessagesBlock] | None = None
+    max_tokens: int | None = None
+    tools: list[MessagesTool] | None = None
+    tool_choice: MessagesToolChoice | None = None
+    stop_sequences: list[str] | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    thinking: Thinking | None = None
+    metadata: Object | None = None
+
+
 _SHAPES: dict[Endpoint, type[_Shape]] = {
     Endpoint.CHAT: ChatBody,
     Endpoint.COMPLETIONS: CompletionsBody,
     Endpoint.EMBEDDINGS: EmbeddingsBody,
     Endpoint.RESPONSES: ResponsesBody,
+    Endpoint.MESSAGES: MessagesBody,
 }
 # msgspec's message: "Expected `str`, got `array` - at `$.messages[0].role`".
 _AT = re.compile(r"^(?P<what>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.DOTALL)

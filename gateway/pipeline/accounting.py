@@ -125,6 +125,13 @@ def output_text_of(body: dict[str, Any]) -> str:
                 function = call.get("function") if isinstance(call, dict) else None
                 if isinstance(function, dict) and isinstance(function.get("arguments"), str):
                     parts.append(function["arguments"])
+    for block in body.get("content") or []:  # a /v1/messages answer
+        if isinstance(block, dict):
+            for key in ("text", "thinking"):
+                if isinstance(block.get(key), str):
+                    parts.append(block[key])
+            if isinstance(block.get("input"), dict):
+                parts.append(_ENCODER.encode(block["input"]).decode())
     for item in body.get("output") or []:  # a /v1/responses answer
         if not isinstance(item, dict):
             continue

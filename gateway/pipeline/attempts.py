@@ -126,7 +126,7 @@ class Attempts:
                 raise last or UpstreamError(FailureKind.TIMEOUT, "the call's deadline passed")
             if attempt > 0:  # counted when sent, not when scheduled
                 ctx.record.provider_retries += 1
-            headers = {"x-request-id": ctx.request_id}
+            headers = {**ctx.request.forward_headers, "x-request-id": ctx.request_id}
             span = None
             if ctx.span is not None:
                 span = ctx.span.attempt(

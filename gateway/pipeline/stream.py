@@ -27,6 +27,7 @@ import msgspec
 
 from gateway.domain.errors import UNEXPECTED_MESSAGE, UpstreamError, envelope
 from gateway.domain.failures import ErrorClass, FailureKind
+from gateway.messages.errors import stream_error_event
 from gateway.pipeline.accounting import (
     account_estimated,
     account_reported,
@@ -37,6 +38,7 @@ from gateway.pipeline.context import CallContext, Target
 from gateway.pipeline.measures import upstream_model
 from gateway.pipeline.stream_open import OpenedStream, close_stream
 from gateway.pricing import cost
+from gateway.streaming.messages_stream import MessagesStreamTracker, with_message_cost
 from gateway.streaming.openai_stream import Observation, with_cost
 from gateway.streaming.responses_stream import ResponsesStreamTracker, with_response_cost
 from gateway.streaming.sse import EventTooLarge, RawEvent, encode_event
@@ -188,10 +190,14 @@ class StreamRelay:
             return True
         block = raw.raw
         responses = isinstance(self._tracker, ResponsesStreamTracker)
-        if seen.has_usage and (self._include_usage or responses) and seen.chunk is not None:
+        messages = isinstance(self._tracker, MessagesStreamTracker)
+        typed = responses or messages  # the usage is in an event the client reads anyway
+        if seen.has_usage and (self._include_usage or typed) and seen.chunk is not None:
             amount = self._cost()
             if amount is not None and responses:  # response.completed's usage gains it
                 block = with_response_cost(seen.chunk, amount)
+            elif amount is not None and messages:  # message_delta's usage gains it
+                block = with_message_cost(seen.chunk, amount)
             elif amount is not None:
                 block = with_cost(seen.chunk, amount)
         if self.ctx.record.time_to_first_token_ms is None and seen.has_content:
@@ -216,11 +222,14 @@ class StreamRelay:
         return redact_bytes(block, spellings)
 
     def _error_event(self, message: str, code: str) -> bytes:
-        """The event the gateway ends a broken stream with: an OpenAI error envelope, or on
-        /v1/responses the Responses API's ``error`` event, numbered after the last one."""
+        """The event the gateway ends a broken stream with: an OpenAI error envelope, on
+        /v1/responses the Responses API's ``error`` event, numbered after the last one, on
+        /v1/messages Anthropic's ``error`` event."""
         tracker = self._tracker
         if isinstance(tracker, ResponsesStreamTracker):
             return _responses_error(tracker, message, code)
+        if isinstance(tracker, MessagesStreamTracker):
+            return stream_error_event(message)
         return _error_event(message, code)
 
     def _upstream_error_event(self, raw: RawEvent, seen: Observation) -> bytes:
@@ -228,6 +237,10 @@ class StreamRelay:
         api_key = self.target.provider.api_key
         data = raw.event.data if raw.event is not None else ""
         tracker = self._tracker
+        if isinstance(tracker, MessagesStreamTracker):
+            if seen.chunk is None:  # an ``event: error`` whose data is not JSON
+                return stream_error_event("The upstream stream failed.")
+            return encode_event(_ENCODER.encode(redact_json(seen.chunk, api_key)), "error")
         if isinstance(tracker, ResponsesStreamTracker):
             if seen.chunk is None:  # an ``event: error`` whose data is not JSON
                 return _responses_error(

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from gateway.domain.errors import UpstreamError
 from gateway.domain.failures import FailureKind
 from gateway.domain.model import Endpoint
+from gateway.streaming.messages_stream import MessagesStreamTracker
 from gateway.streaming.openai_stream import Observation, StreamUsageTracker
 from gateway.streaming.responses_stream import ResponsesStreamTracker
 from gateway.streaming.sse import EventTooLarge, RawEvent, SSEDecoder
@@ -44,10 +45,13 @@ def counting_tracker(
     counter: TextCounter, model_name: str, endpoint: Endpoint = Endpoint.CHAT
 ) -> StreamUsageTracker:
     """A tracker whose tally counts the generated text with ``model_name``'s encoding; for
-    ``/v1/responses`` one that reads the Responses API's typed events."""
+    ``/v1/responses`` one that reads the Responses API's typed events, for ``/v1/messages``
+    Anthropic's."""
     tally = TokenTally(lambda text: counter.count_text(text, model_name))
     if endpoint is Endpoint.RESPONSES:
         return ResponsesStreamTracker(tally)
+    if endpoint is Endpoint.MESSAGES:
+        return MessagesStreamTracker(tally)
     return StreamUsageTracker(tally)
 
 

@@ -9,6 +9,7 @@ from gateway.upstream.base import Adapter
 from gateway.upstream.echo import EchoAdapter
 from gateway.upstream.gemini import GeminiAdapter
 from gateway.upstream.http import UpstreamHTTP
+from gateway.upstream.messages_bridge import MessagesBridge
 from gateway.upstream.openai_compat import OpenAICompatAdapter
 from gateway.upstream.responses_bridge import ResponsesBridge
 
@@ -21,11 +22,13 @@ class AdapterRegistry:
         self._adapters[AdapterType.ANTHROPIC] = AnthropicAdapter(client)
         self._adapters[AdapterType.GEMINI] = GeminiAdapter(client)
         self._adapters[AdapterType.ECHO] = EchoAdapter()
-        # /v1/responses: native where the provider offers it, else translated to chat.
+        # /v1/responses: native where the provider offers it, else translated to chat;
+        # /v1/messages: native to Anthropic, else translated to chat.
         bridges: dict[int, Adapter] = {}
+        events = client.limits.event_bytes
         for kind, adapter in self._adapters.items():
             if id(adapter) not in bridges:
-                bridges[id(adapter)] = ResponsesBridge(adapter, client.limits.event_bytes)
+                bridges[id(adapter)] = ResponsesBridge(MessagesBridge(adapter, events), events)
             self._adapters[kind] = bridges[id(adapter)]
 
     def for_type(self, adapter: AdapterType) -> Adapter:

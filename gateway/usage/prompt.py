@@ -39,10 +39,12 @@ def count_request_tokens(
 
     Embeddings count ``input``, completions ``prompt``, /v1/responses ``instructions``,
     ``input`` (and ``tools``); chat completions (plain, tools, vision, streamed) count
-    ``messages`` (and ``tools``).
+    ``messages`` (and ``tools``), Anthropic's /v1/messages ``system`` too.
     """
     if endpoint is Endpoint.RESPONSES:
         return _count_responses(counter, body, model_name)
+    if endpoint is Endpoint.MESSAGES:
+        return _count_messages(counter, body, model_name)
     if endpoint is Endpoint.EMBEDDINGS:
         rest = top_level_rest(body, ("input",))
         return rest + _count_prompt(counter, body.get("input"), model_name)
@@ -92,6 +94,19 @@ def _count_chat(counter: TextCounter, body: Mapping[str, Any], model_name: str) 
             total += TOKENS_PER_NAME
         total += _message_rest(message)
     return total
+
+
+def _count_messages(counter: TextCounter, body: Mapping[str, Any], model_name: str) -> int:
+    """/v1/messages: its ``system`` (a string or text blocks) framed as one message, then
+    the rest as chat's; blocks that are not text (tool use and results) count by size."""
+    system = body.get("system")
+    total = _count_chat(counter, {k: v for k, v in body.items() if k != "system"}, model_name)
+    if isinstance(system, str):
+        return total + TOKENS_PER_MESSAGE + counter.count_text(system, model_name)
+    if not isinstance(system, list):
+        return total + field_size("system", system)
+    total += TOKENS_PER_MESSAGE + _parts_rest("system", system)
+    return total + sum(counter.count_text(t, model_name) for t in _part_texts(system))
 
 
 def _count_tools(counter: TextCounter, tools: Any, model_name: str) -> int:

@@ -23,7 +23,7 @@ class AnthropicRoutes:
 
     async def _anthropic(self, request: web.Request) -> web.StreamResponse:
         body, behavior = await self._record(request)
-        refused = _anthropic_header_check(request)
+        refused = _anthropic_header_check(request) or _beta_check(request, body)
         if refused is not None:
             return refused
         failure = self._anthropic_failure(behavior)
@@ -41,6 +41,8 @@ class AnthropicRoutes:
         forced = _forced_tool(body, behavior)
         if not body.get("stream"):
             content, stop_reason = _anthropic_content(behavior)
+            if behavior.thinking:
+                content.insert(0, _thinking(behavior.thinking))
             if forced is not None:  # as the API does: the forced tool, after any preamble
                 content, stop_reason = [_tool_use(forced, behavior.forced_input)], "tool_use"
                 if behavior.forced_preamble:
@@ -138,10 +140,14 @@ class AnthropicRoutes:
             await _anthropic_tool_block(response, index, pieces, forced)
             return "tool_use"
         pieces = behavior.stream_pieces or words(behavior.content)
-        if not await self._anthropic_text_block(request, response, behavior, pieces):
+        first = 0
+        if behavior.thinking:
+            await _anthropic_thinking_block(response, behavior.thinking)
+            first = 1
+        if not await self._anthropic_text_block(request, response, behavior, pieces, first):
             return None
         if behavior.tool_call:
-            await _anthropic_tool_block(response, 1, behavior.tool_json_pieces)
+            await _anthropic_tool_block(response, first + 1, behavior.tool_json_pieces)
             return "tool_use"
         return "end_turn"
 
@@ -151,13 +157,14 @@ class AnthropicRoutes:
         response: web.StreamResponse,
         behavior: Behavior,
         pieces: list[str],
+        at: int = 0,
     ) -> bool:
         """The text block; False when the stream was cut or ended by an error event."""
         block = {"type": "text", "text": ""}
         await send_event(
             response,
             "content_block_start",
-            {"type": "content_block_start", "index": 0, "content_block": block},
+            {"type": "content_block_start", "index": at, "content_block": block},
         )
         for index, piece in enumerate(pieces):
             if behavior.oversize_bytes and index >= behavior.oversize_event_after:
@@ -180,10 +187,23 @@ class AnthropicRoutes:
             await send_event(
                 response,
                 "content_block_delta",
-                {"type": "content_block_delta", "index": 0, "delta": delta},
+                {"type": "content_block_delta", "index": at, "delta": delta},
             )
-        await send_event(response, "content_block_stop", {"type": "content_block_stop", "index": 0})
+        await send_event(
+            response, "content_block_stop", {"type": "content_block_stop", "index": at}
+        )
         return True
+
+    async def _anthropic_count_tokens(self, request: web.Request) -> web.StreamResponse:
+        """``input_tokens``: the behaviour's prompt_tokens for the model named."""
+        body, behavior = await self._record(request)
+        refused = _anthropic_header_check(request) or _beta_check(request, body)
+        if refused is not None:
+            return refused
+        failure = self._anthropic_failure(behavior)
+        if failure is not None:
+            return failure
+        return web.json_response({"input_tokens": behavior.prompt_tokens})
 
 
 ANTHROPIC_ERROR_TYPES = {
@@ -211,6 +231,37 @@ def _anthropic_header_check(request: web.Request) -> web.Response | None:
         body = _anthropic_error("invalid_request_error", "anthropic-version header is required")
         return web.json_response(body, status=400)
     return None
+
+
+def _beta_check(request: web.Request, body: dict[str, Any]) -> web.Response | None:
+    """As Anthropic refuses a beta field sent without its ``anthropic-beta`` header."""
+    beta = request.headers.get("anthropic-beta", "")
+    if "context_management" in body and "context-management" not in beta:
+        message = "context_management: Extra inputs are not permitted"
+        return web.json_response(_anthropic_error("invalid_request_error", message), status=400)
+    return None
+
+
+def _thinking(text: str) -> dict[str, Any]:
+    return {"type": "thinking", "thinking": text, "signature": f"sig-{text}"}
+
+
+async def _anthropic_thinking_block(response: web.StreamResponse, text: str) -> None:
+    start = {"type": "thinking", "thinking": "", "signature": ""}
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("content_block_start", {"index": 0, "content_block": start}),
+        (
+            "content_block_delta",
+            {"index": 0, "delta": {"type": "thinking_delta", "thinking": text}},
+        ),
+        (
+            "content_block_delta",
+            {"index": 0, "delta": {"type": "signature_delta", "signature": f"sig-{text}"}},
+        ),
+        ("content_block_stop", {"index": 0}),
+    ]
+    for name, payload in events:
+        await send_event(response, name, {"type": name, **payload})
 
 
 def _forced_tool(body: dict[str, Any], behavior: Behavior) -> str | None:

@@ -51,6 +51,8 @@ class Behavior:
     forced_input: dict[str, Any] = field(default_factory=lambda: {"q": "x"})
     # Anthropic only: text the model writes before calling the forced tool ("Let me check.").
     forced_preamble: str = ""
+    # Anthropic only: a thinking block (signed "sig-" + its text) before the text.
+    thinking: str = ""
 
 
 @dataclass

@@ -70,6 +70,7 @@ class FakeUpstream(AnthropicRoutes, ResponsesRoutes):
         app.router.add_post("/v1/embeddings", self._embeddings)
         app.router.add_post("/openai/deployments/{deployment}/chat/completions", self._chat)
         app.router.add_post("/anthropic/v1/messages", self._anthropic)
+        app.router.add_post("/anthropic/v1/messages/count_tokens", self._anthropic_count_tokens)
         app.router.add_post("/v1/responses", self._responses)
         app.router.add_post("/openai/responses", self._responses)
         self._runner = web.AppRunner(app, access_log=None)

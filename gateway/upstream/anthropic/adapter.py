@@ -1,4 +1,5 @@
-"""Anthropic's Messages API behind the OpenAI chat API (the translation is in translate.py)."""
+"""Anthropic's Messages API behind the OpenAI chat API (the translation is in translate.py),
+and in front of it natively (``/v1/messages``, native.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from gateway.domain.failures import FailureKind, kind_for_status
 from gateway.domain.model import Endpoint
 from gateway.streaming.sse import EventTooLarge, SSEDecoder, encode_event
 from gateway.upstream.anthropic.errors import map_error
+from gateway.upstream.anthropic.native import complete_native, stream_native
 from gateway.upstream.anthropic.stream import StreamTranslator
 from gateway.upstream.anthropic.translate import (
     MessagesRequest,
@@ -35,6 +37,8 @@ class AnthropicAdapter:
         self._client = client
 
     async def complete(self, call: UpstreamCall) -> UpstreamReply:
+        if call.endpoint is Endpoint.MESSAGES:
+            return await complete_native(self._client, call, self._headers(call))
         request = _translated(call)
         response = await self._send(call, request)
         message = await read_json_object(response, self._client.limits.body_bytes)
@@ -49,6 +53,8 @@ class AnthropicAdapter:
         )
 
     async def open_stream(self, call: UpstreamCall, ask_usage: bool) -> AsyncIterator[bytes]:
+        if call.endpoint is Endpoint.MESSAGES:
+            return await stream_native(self._client, call, self._headers(call))
         request = _translated(call)
         response = await self._send(call, request)
         translator = StreamTranslator(call.model.name, int(time.time()), request.response_tool)

@@ -1,0 +1,96 @@
+"""``/v1/messages`` to an Anthropic provider, native: the client's body goes as it was sent
+(``model`` replaced by the model's name), with the client's ``anthropic-version`` and
+``anthropic-beta`` headers (the provider's version when the client sends none); the answer
+comes back as it is, its usage read from ``usage``, and a stream is relayed event by event
+(the pipeline's relay reads its usage from ``message_start`` and ``message_delta``).
+
+A stream whose first event is an ``error`` fails the attempt before a byte reaches the
+client, so an overloaded provider can still be retried or fallen back from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import msgspec
+
+from gateway.domain.errors import UpstreamError
+from gateway.domain.failures import FailureKind, kind_for_status
+from gateway.streaming.sse import EventTooLarge, SSEDecoder
+from gateway.upstream.anthropic.errors import STATUS_BY_ERROR_TYPE, map_error, parse_error
+from gateway.upstream.anthropic.translate import usage_from_anthropic
+from gateway.upstream.base import UpstreamCall, UpstreamReply
+from gateway.upstream.error_body import redact_json
+from gateway.upstream.exchange import first_chunk, read_json_object, relay_rest, send_json
+from gateway.upstream.http import UpstreamHTTP, UpstreamResponse, body_chunks
+
+_ENCODER = msgspec.json.Encoder()
+
+
+def native_payload(call: UpstreamCall) -> dict[str, Any]:
+    payload = dict(call.body)
+    payload["model"] = call.model.name
+    return payload
+
+
+async def send_native(
+    client: UpstreamHTTP, call: UpstreamCall, headers: dict[str, str]
+) -> UpstreamResponse:
+    url = f"{call.provider.base_url.rstrip('/')}/messages"
+    return await send_json(client, call, url, headers, native_payload(call), shape=map_error)
+
+
+async def complete_native(
+    client: UpstreamHTTP, call: UpstreamCall, headers: dict[str, str]
+) -> UpstreamReply:
+    response = await send_native(client, call, headers)
+    message = await read_json_object(response, client.limits.body_bytes)
+    if message.get("type") != "message":
+        raise UpstreamError(FailureKind.INVALID_RESPONSE, "upstream answered no message")
+    usage = message.get("usage")
+    model = message.get("model")
+    return UpstreamReply(
+        body=message,
+        usage=usage_from_anthropic(usage) if isinstance(usage, dict) else None,
+        response_model=model if isinstance(model, str) else None,
+    )
+
+
+async def stream_native(
+    client: UpstreamHTTP, call: UpstreamCall, headers: dict[str, str]
+) -> AsyncIterator[bytes]:
+    response = await send_native(client, call, headers)
+    if response.headers.get("content-encoding", "identity").lower() != "identity":
+        await response.aclose()
+        raise UpstreamError(FailureKind.INVALID_RESPONSE, "upstream compressed its stream unasked")
+    chunks = body_chunks(response)
+    first = await first_chunk(response, chunks)
+    failure = _opening_error(first, client.limits.event_bytes, call.provider.api_key)
+    if failure is not None:
+        await response.aclose()
+        raise failure
+    return relay_rest(first, chunks, response)
+
+
+def _opening_error(first: bytes, max_event_bytes: int, api_key: str | None) -> UpstreamError | None:
+    """The failure a stream opening with an ``error`` event is (its status by its type)."""
+    try:
+        events = SSEDecoder(max_event_bytes).feed(first)
+    except EventTooLarge:
+        return None  # the relay's decoder reports it
+    if not events or events[0].event != "error":
+        return None
+    try:
+        data: Any = msgspec.json.decode(events[0].data)
+    except (msgspec.DecodeError, RecursionError):
+        data = None
+    kind, message = parse_error(data)
+    status = STATUS_BY_ERROR_TYPE.get(kind or "", 500)
+    body = data if isinstance(data, dict) else {"type": "error", "error": {"type": "api_error"}}
+    return UpstreamError(
+        kind_for_status(status),
+        f"upstream stream failed at once: {message or kind or 'error'}",
+        status=status,
+        body=_ENCODER.encode(redact_json(body, api_key)),
+    )
