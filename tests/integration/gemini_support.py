@@ -62,7 +62,8 @@ def gateway(
         providers=providers,
         models=f"""
   - {{id: flash, provider: google, name: gemini-2.5-flash,
-     capabilities: [chat, tools, vision, streaming, json_mode], price: {_price(FLASH_PRICE)}}}
+     capabilities: [chat, tools, vision, streaming, json_mode, completion],
+     price: {_price(FLASH_PRICE)}}}
   - {{id: thinker, provider: google, name: gemini-3-pro-thinking,
      capabilities: [chat, tools, streaming], price: {_price(THINKER_PRICE)}}}
   - {{id: gembed, provider: google, name: gemini-embedding-001, capabilities: [embeddings],

@@ -453,6 +453,44 @@ def test_the_responses_api_works_through_the_chat_translation(
     assert gemini.last().body["contents"] == [{"role": "user", "parts": [{"text": "Say hi."}]}]
 
 
+def test_legacy_completions_work_through_the_chat_translation(
+    gateway: RunningGateway, gemini: FakeGemini
+) -> None:
+    gemini.script(
+        "gemini-2.5-flash",
+        Turn(parts=[{"text": "Hi there."}]),
+        Turn(parts=[{"text": "Hi there, streamed."}]),
+    )
+    client = gateway.client()
+    whole = client.completions.create(model="gemini-chat", prompt="Say hi.", max_tokens=20)
+    assert whole.object == "text_completion"
+    assert whole.choices[0].text == "Hi there."
+    assert whole.choices[0].finish_reason == "stop"
+    assert whole.usage is not None and whole.usage.prompt_tokens == 10
+    assert gemini.last().body == {
+        "contents": [{"role": "user", "parts": [{"text": "Say hi."}]}],
+        "generationConfig": {"maxOutputTokens": 20},
+    }
+    chunks = list(
+        client.completions.create(
+            model="gemini-chat",
+            prompt="Say hi.",
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+    )
+    assert "".join(c.choices[0].text for c in chunks if c.choices) == "Hi there, streamed."
+    assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens == 5
+    with pytest.raises(openai.BadRequestError) as refused:
+        client.completions.create(model="gemini-chat", prompt="x", suffix="y")
+    body = refused.value.body
+    assert isinstance(body, dict) and body["param"] == "suffix"
+    rows = gateway.rows(expect=3)
+    assert [r["operation"] for r in rows] == ["completion", "completion", "completion"]
+    # flash: 10 prompt tokens at 0.30 and 5 output at 2.50 per 1M
+    assert [r["actual_cost"] for r in rows[:2]] == [Decimal("0.0000155")] * 2
+
+
 def test_criteria_choose_between_an_openai_compatible_and_a_gemini_model(
     gateway: RunningGateway, gemini: FakeGemini, upstream: FakeUpstream
 ) -> None:

@@ -21,6 +21,7 @@ from gateway.streaming.sse import EventTooLarge, SSEDecoder, encode_event
 from gateway.upstream.base import UpstreamCall, UpstreamReply
 from gateway.upstream.error_body import ErrorBody, redact_json
 from gateway.upstream.exchange import first_chunk, read_json_object, relay_rest, send_json
+from gateway.upstream.gemini.completions import chat_to_completion, completion_to_chat
 from gateway.upstream.gemini.embeddings import embed_request, from_embed_response
 from gateway.upstream.gemini.errors import map_error, retry_delay
 from gateway.upstream.gemini.stream import StreamTranslator
@@ -39,7 +40,7 @@ class GeminiAdapter:
     async def complete(self, call: UpstreamCall) -> UpstreamReply:
         if call.endpoint is Endpoint.EMBEDDINGS:
             return await self._embed(call)
-        payload = _translated(call, translate_request)
+        payload = _translated(call)
         response = await self._send(call, "generateContent", payload)
         answer = await read_json_object(response, self._client.limits.body_bytes)
         if "error" in answer and "candidates" not in answer:
@@ -47,15 +48,18 @@ class GeminiAdapter:
         body = from_gemini_response(
             answer, call.model.name, int(time.time()), _single_call(call.body)
         )
+        if call.endpoint is Endpoint.COMPLETIONS:
+            body = chat_to_completion(body)
         return UpstreamReply(
             body=body, usage=usage_from_openai(body["usage"]), response_model=body["model"]
         )
 
     async def open_stream(self, call: UpstreamCall, ask_usage: bool) -> AsyncIterator[bytes]:
-        payload = _translated(call, translate_request)
+        payload = _translated(call)
         response = await self._send(call, "streamGenerateContent?alt=sse", payload)
         translator = StreamTranslator(call.model.name, int(time.time()), _single_call(call.body))
-        events = _translate(response, translator, self._client.limits.event_bytes)
+        legacy = call.endpoint is Endpoint.COMPLETIONS
+        events = _translate(response, translator, self._client.limits.event_bytes, legacy)
         first = await first_chunk(response, events)
         if translator.error is not None:  # the stream opened with an error: not a byte sent
             await events.aclose()
@@ -69,7 +73,7 @@ class GeminiAdapter:
         return relay_rest(first, events, response)
 
     async def _embed(self, call: UpstreamCall) -> UpstreamReply:
-        payload = _translated(call, embed_request)
+        payload = _translated(call)
         response = await self._send(call, "batchEmbedContents", payload)
         answer = await read_json_object(response, self._client.limits.body_bytes)
         body = from_embed_response(answer, call.model.name, call.body.get("encoding_format"))
@@ -112,15 +116,10 @@ def _single_call(body: dict[str, Any]) -> bool:
     return body.get("parallel_tool_calls") is False
 
 
-def _translated(call: UpstreamCall, translate: Any) -> dict[str, Any]:
+def _translated(call: UpstreamCall) -> dict[str, Any]:
     """The Gemini request, or the 400 a client reads for what cannot be translated."""
-    if call.endpoint not in (Endpoint.CHAT, Endpoint.EMBEDDINGS):
-        refusal = envelope(
-            400,
-            f"The model '{call.model.id}' is served by Gemini, which offers no "
-            f"{call.endpoint.value} endpoint; use /v1/chat/completions or /v1/responses.",
-            code="unsupported_operation",
-        )
+    if call.endpoint is Endpoint.RESPONSES:  # the bridge translates it to chat first
+        refusal = envelope(400, "the Responses API reaches Gemini as chat", "unsupported_operation")
         raise UpstreamError(
             FailureKind.HTTP_4XX,
             "operation not offered by gemini",
@@ -128,24 +127,30 @@ def _translated(call: UpstreamCall, translate: Any) -> dict[str, Any]:
             body=_ENCODER.encode(refusal),
         )
     try:
-        payload: dict[str, Any] = translate(call.body, call.model.name)
+        if call.endpoint is Endpoint.EMBEDDINGS:
+            return embed_request(call.body, call.model.name)
+        if call.endpoint is Endpoint.COMPLETIONS:
+            return translate_request(completion_to_chat(call.body), call.model.name)
+        return translate_request(call.body, call.model.name)
     except TranslationError as exc:
         refusal = as_gateway_error(exc).envelope()
         raise UpstreamError(
             FailureKind.HTTP_4XX, exc.message, status=400, body=_ENCODER.encode(refusal)
         ) from exc
-    return payload
 
 
 async def _translate(
-    response: UpstreamResponse, translator: StreamTranslator, max_event_bytes: int
+    response: UpstreamResponse,
+    translator: StreamTranslator,
+    max_event_bytes: int,
+    legacy: bool = False,
 ) -> AsyncGenerator[bytes, None]:
     """Gemini SSE in, OpenAI SSE out; the usage chunk and [DONE] once the answer is done."""
     decoder = SSEDecoder(max_event_bytes)
     try:
         async for chunk in body_chunks(response):
             for event in decoder.feed(chunk):
-                out = _translate_event(translator, event.data)
+                out = _translate_event(translator, event.data, legacy)
                 if out:
                     yield out
                 if translator.error is not None:
@@ -155,7 +160,8 @@ async def _translate(
             raise UpstreamError(
                 FailureKind.STREAM_CUT, "upstream stream ended before the answer's finishReason"
             )
-        yield encode_event(_ENCODER.encode(translator.usage_chunk()))
+        usage = translator.usage_chunk()
+        yield encode_event(_ENCODER.encode(chat_to_completion(usage) if legacy else usage))
         yield encode_event(b"[DONE]")
     except TRANSPORT_ERRORS as exc:
         raise UpstreamError(
@@ -169,7 +175,7 @@ async def _translate(
         await response.aclose()
 
 
-def _translate_event(translator: StreamTranslator, data: str) -> bytes:
+def _translate_event(translator: StreamTranslator, data: str, legacy: bool) -> bytes:
     try:
         payload: Any = msgspec.json.decode(data)
     except (msgspec.DecodeError, RecursionError):
@@ -179,4 +185,16 @@ def _translate_event(translator: StreamTranslator, data: str) -> bytes:
             FailureKind.INVALID_RESPONSE, "upstream sent an event that is not a JSON object"
         )
     chunks = translator.feed(payload)
+    if legacy:  # /v1/completions: text chunks, the role-only opening one left out
+        chunks = [chat_to_completion(c) for c in chunks if _says_something(c)]
     return b"".join(encode_event(_ENCODER.encode(c)) for c in chunks)
+
+
+def _says_something(chunk: dict[str, Any]) -> bool:
+    choices = chunk.get("choices") or []
+    return any(
+        (c.get("delta") or {}).get("content")
+        or (c.get("delta") or {}).get("refusal")
+        or c.get("finish_reason")
+        for c in choices
+    )
