@@ -42,6 +42,7 @@ from gateway.governance.store import GovernanceStore
 from gateway.metrics import Metrics, multiprocess
 from gateway.pipeline.attempts import Attempts
 from gateway.pipeline.context import Target
+from gateway.pipeline.count_tokens import TokenCounting
 from gateway.pipeline.resolve import Resolver
 from gateway.pipeline.service import Pipeline
 from gateway.pipeline.snapshots import SnapshotSource
@@ -86,6 +87,7 @@ class Serving:
     snapshots: SnapshotSource
     resolver: Resolver
     pipeline: Pipeline
+    counting: TokenCounting  # POST /v1/messages/count_tokens
     # The console's session signer, from auth.adminKey: a new key ends every session.
     signer: SessionSigner | None
 
@@ -236,8 +238,9 @@ class Runtime:
         )
         auth = config.auth
         signer = signer_for(auth.admin_key_hash, auth.console_session_hours)
+        counting = TokenCounting(config, resolver, self.http, self.counter)
         return Serving(
-            config, version, KeyRing(auth), signals, snapshots, resolver, pipeline, signer
+            config, version, KeyRing(auth), signals, snapshots, resolver, pipeline, counting, signer
         )
 
     def _provider_keys(self) -> tuple[str, ...]:

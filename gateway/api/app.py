@@ -25,7 +25,7 @@ from gateway.api.keyless import keyless_guard
 from gateway.api.models import list_models
 from gateway.api.proxy import PROXY_HANDLERS, RAW_HANDLERS
 from gateway.api.reload import ConfigWatcher
-from gateway.api.system import healthz, metrics, readyz
+from gateway.api.system import healthz, metrics, readyz, root, root_probe
 from gateway.auth import is_keyless
 from gateway.domain.errors import GatewayError, as_gateway_error
 from gateway.domain.settings import GatewayConfig
@@ -139,6 +139,8 @@ def create_app(
         route_handlers=[
             *PROXY_HANDLERS,
             list_models,
+            root,
+            root_probe,
             healthz,
             readyz,
             metrics,

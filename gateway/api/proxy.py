@@ -240,8 +240,39 @@ def _raw(endpoint: Endpoint) -> ASGIApp:
     return anthropic_errors(handler) if endpoint is Endpoint.MESSAGES else handler
 
 
+COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
+
+
+async def _count_tokens(scope: Scope, receive: Receive, send: Send) -> None:
+    """``POST /v1/messages/count_tokens`` (gateway.pipeline.count_tokens): no call, no row."""
+    started = time.perf_counter()
+    request_id = request_id_of(scope)
+    endpoint = Endpoint.MESSAGES
+    serving = _runtime(scope).serving
+    try:
+        if scope.get("method") != "POST":
+            raise MethodNotAllowed(f"Use POST for {COUNT_TOKENS_PATH}.")
+        key = None
+        if not serving.keys.open:
+            key = _runtime(scope).directory.identify(authorization_of(scope, api_key_header=True))
+            if key is None:
+                raise AuthenticationFailed("Missing or invalid API key.")
+        raw = await read_body(scope, receive, serving.config.server.max_body_bytes)
+        request = parse_inbound(endpoint, raw)
+        request.forward_headers = _forwarded(scope)
+        answer = await serving.counting.count(request, key, request_id)
+    except GatewayError as error:
+        answer = error_answer(error)
+    await send_answer(send, answer, request_id)
+    elapsed_ms = (time.perf_counter() - started) * 1000.0
+    if answer.status >= 400:
+        method = str(scope.get("method", "POST"))
+        log_refused(COUNT_TOKENS_PATH, answer.status, elapsed_ms, request_id, method=method)
+
+
 # What the app dispatches to before its router (gateway.api.app.GatewayApp), by exact path.
 RAW_HANDLERS: dict[str, ASGIApp] = {endpoint.path: _raw(endpoint) for endpoint in Endpoint}
+RAW_HANDLERS[COUNT_TOKENS_PATH] = anthropic_errors(_count_tokens)
 # The same endpoints as routes of the router, for the paths it matches and the exact ones don't
 # (a trailing slash).
-PROXY_HANDLERS = [asgi(endpoint.path, copy_scope=False)(_raw(endpoint)) for endpoint in Endpoint]
+PROXY_HANDLERS = [asgi(path, copy_scope=False)(handler) for path, handler in RAW_HANDLERS.items()]

@@ -1,16 +1,26 @@
-"""Liveness, readiness and Prometheus metrics."""
+"""Liveness, readiness, Prometheus metrics, and the root that clients probe."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
-from litestar import Request, get
+from litestar import Request, get, head
 from litestar.response import Response
 
 from gateway.api.drain import Drain
 from gateway.db.probe import database_ready, redis_ready
 from gateway.runtime import Runtime
+
+
+@head("/", include_in_schema=False)
+async def root_probe() -> None:
+    """Claude Code probes ``HEAD /`` on its ``ANTHROPIC_BASE_URL`` before it starts."""
+
+
+@get("/", include_in_schema=False)
+async def root() -> dict[str, str]:
+    return {"status": "ok"}
 
 
 @get("/healthz", include_in_schema=False)

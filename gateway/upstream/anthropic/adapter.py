@@ -14,7 +14,11 @@ from gateway.domain.failures import FailureKind, kind_for_status
 from gateway.domain.model import Endpoint
 from gateway.streaming.sse import EventTooLarge, SSEDecoder, encode_event
 from gateway.upstream.anthropic.errors import map_error
-from gateway.upstream.anthropic.native import complete_native, stream_native
+from gateway.upstream.anthropic.native import (
+    complete_native,
+    native_headers,
+    stream_native,
+)
 from gateway.upstream.anthropic.stream import StreamTranslator
 from gateway.upstream.anthropic.translate import (
     MessagesRequest,
@@ -27,7 +31,6 @@ from gateway.upstream.error_body import redact_json
 from gateway.upstream.exchange import first_chunk, read_json_object, relay_rest, send_json
 from gateway.upstream.http import TRANSPORT_ERRORS, UpstreamHTTP, UpstreamResponse, body_chunks
 
-DEFAULT_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096  # when the model declares no maxOutputTokens
 _ENCODER = msgspec.json.Encoder()
 
@@ -82,15 +85,7 @@ class AnthropicAdapter:
 
     @staticmethod
     def _headers(call: UpstreamCall) -> dict[str, str]:
-        headers = {
-            "content-type": "application/json",
-            "accept-encoding": "identity",
-            "anthropic-version": call.provider.api_version or DEFAULT_VERSION,
-        }
-        if call.provider.api_key:
-            headers["x-api-key"] = call.provider.api_key
-        headers.update(call.headers)
-        return headers
+        return native_headers(call)
 
 
 def _translated(call: UpstreamCall) -> MessagesRequest:

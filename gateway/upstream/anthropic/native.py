@@ -26,6 +26,7 @@ from gateway.upstream.exchange import first_chunk, read_json_object, relay_rest,
 from gateway.upstream.http import UpstreamHTTP, UpstreamResponse, body_chunks
 
 _ENCODER = msgspec.json.Encoder()
+DEFAULT_VERSION = "2023-06-01"
 
 
 def native_payload(call: UpstreamCall) -> dict[str, Any]:
@@ -94,3 +95,29 @@ def _opening_error(first: bytes, max_event_bytes: int, api_key: str | None) -> U
         status=status,
         body=_ENCODER.encode(redact_json(body, api_key)),
     )
+
+
+async def count_native(client: UpstreamHTTP, call: UpstreamCall) -> dict[str, Any]:
+    """The provider's ``/messages/count_tokens`` answer (``{"input_tokens": n}``)."""
+    url = f"{call.provider.base_url.rstrip('/')}/messages/count_tokens"
+    payload = native_payload(call)
+    payload.pop("stream", None)
+    response = await send_json(client, call, url, native_headers(call), payload, shape=map_error)
+    counted = await read_json_object(response, client.limits.body_bytes)
+    if not isinstance(counted.get("input_tokens"), int):
+        raise UpstreamError(FailureKind.INVALID_RESPONSE, "upstream answered no input_tokens")
+    return counted
+
+
+def native_headers(call: UpstreamCall) -> dict[str, str]:
+    """Anthropic's headers: the provider's key and version; the client's forwarded
+    anthropic-version and anthropic-beta (in ``call.headers``) take precedence."""
+    headers = {
+        "content-type": "application/json",
+        "accept-encoding": "identity",
+        "anthropic-version": call.provider.api_version or DEFAULT_VERSION,
+    }
+    if call.provider.api_key:
+        headers["x-api-key"] = call.provider.api_key
+    headers.update(call.headers)
+    return headers
