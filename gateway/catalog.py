@@ -41,6 +41,7 @@ _PROVIDER_IDS: dict[AdapterType, str] = {
     AdapterType.GROQ: "groq",
     AdapterType.TOGETHER: "together",
     AdapterType.MISTRAL: "mistral",
+    AdapterType.BEDROCK: "aws",
 }
 
 

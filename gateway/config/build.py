@@ -8,6 +8,7 @@ rules that span fields. Pure: no I/O, no environment.
 from __future__ import annotations
 
 import dataclasses
+from importlib.util import find_spec
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -91,7 +92,11 @@ def _resolve_providers(
 
 def _provider(entry: ProviderSchema, path: str, problems: Problems) -> Provider:
     base_url = entry.base_url or DEFAULT_BASE_URLS.get(entry.adapter, "")
-    if entry.adapter is not AdapterType.ECHO:
+    if entry.adapter is AdapterType.BEDROCK:
+        base_url = _bedrock_base_url(entry, path, problems)
+    elif entry.region is not None:
+        problems.add(child(path, "region"), "only adapter 'bedrock' takes a region")
+    if entry.adapter not in (AdapterType.ECHO, AdapterType.BEDROCK):
         if entry.base_url is None and not base_url:
             problems.add(child(path, "baseUrl"), f"required for adapter '{entry.adapter}'")
         elif not _is_http_url(base_url):
@@ -119,13 +124,37 @@ def _provider(entry: ProviderSchema, path: str, problems: Problems) -> Provider:
         stream_usage=entry.stream_usage,
         api_version=api_version,
         responses_api=responses_api,
+        region=entry.region,
     )
+
+
+# Bedrock Runtime's endpoint in a region (AWS's naming rule; baseUrl overrides it).
+BEDROCK_URL = "https://bedrock-runtime.{region}.amazonaws.com"
+
+
+def _bedrock_base_url(entry: ProviderSchema, path: str, problems: Problems) -> str:
+    if find_spec("botocore") is None:  # looked for, not imported: serving imports it
+        problems.add(
+            child(path, "adapter"),
+            "adapter 'bedrock' needs botocore (AWS signing and event streams), which is not "
+            "installed: pip install 'llm-gateway[bedrock]'",
+        )
+    if entry.region is None:
+        problems.add(child(path, "region"), "required for adapter 'bedrock' (e.g. us-east-1)")
+        return ""
+    if entry.base_url is None:
+        return BEDROCK_URL.format(region=entry.region)
+    if not _is_http_url(entry.base_url):
+        problems.add(child(path, "baseUrl"), "must be an http:// or https:// URL")
+    return entry.base_url
 
 
 # Adapters whose API offers /responses (docs/responses.md); the others translate to chat.
 _NATIVE_RESPONSES = frozenset({AdapterType.OPENAI, AdapterType.AZURE_OPENAI})
 # Adapters that build their own requests: a native Responses call cannot reach them.
-_NO_RESPONSES = frozenset({AdapterType.ANTHROPIC, AdapterType.GEMINI, AdapterType.ECHO})
+_NO_RESPONSES = frozenset(
+    {AdapterType.ANTHROPIC, AdapterType.GEMINI, AdapterType.ECHO, AdapterType.BEDROCK}
+)
 
 
 def _is_http_url(value: str) -> bool:

@@ -246,6 +246,7 @@ class ProviderSchema(Section):
     stream_usage: bool = True
     # None: the adapter decides (openai and azure_openai offer the Responses API).
     responses_api: bool | None = None
+    region: Annotated[str, NonEmpty()] | None = None  # bedrock
 
 
 class PriceTierSchema(Section):

@@ -93,6 +93,7 @@ class AdapterType(StrEnum):
     MISTRAL = "mistral"
     CUSTOM = "custom"
     ECHO = "echo"  # built-in demo adapter: answers locally, needs no key
+    BEDROCK = "bedrock"  # AWS Bedrock Runtime (Converse), SigV4 or a Bedrock API key
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +149,7 @@ class Provider:
     api_version: str | None = None  # azure_openai's api-version, anthropic's anthropic-version
     # Offers OpenAI's Responses API: /v1/responses is forwarded as is, not translated to chat.
     responses_api: bool = False
+    region: str | None = None  # bedrock: the AWS region (signing and the default baseUrl)
 
 
 @dataclass(frozen=True, slots=True)

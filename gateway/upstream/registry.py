@@ -6,6 +6,7 @@ from gateway.domain.model import AdapterType
 from gateway.upstream.anthropic import AnthropicAdapter
 from gateway.upstream.azure import AzureOpenAIAdapter
 from gateway.upstream.base import Adapter
+from gateway.upstream.bedrock import BedrockAdapter
 from gateway.upstream.echo import EchoAdapter
 from gateway.upstream.gemini import GeminiAdapter
 from gateway.upstream.http import UpstreamHTTP
@@ -22,6 +23,7 @@ class AdapterRegistry:
         self._adapters[AdapterType.ANTHROPIC] = AnthropicAdapter(client)
         self._adapters[AdapterType.GEMINI] = GeminiAdapter(client)
         self._adapters[AdapterType.ECHO] = EchoAdapter()
+        self._adapters[AdapterType.BEDROCK] = BedrockAdapter(client)
         # /v1/responses: native where the provider offers it, else translated to chat;
         # /v1/messages: native to Anthropic, else translated to chat.
         bridges: dict[int, Adapter] = {}

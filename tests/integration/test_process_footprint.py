@@ -51,7 +51,7 @@ def test_serve_migrates_in_a_child_so_the_server_never_loads_alembic(tmp_path: P
             loaded = {{name.split(".")[0] for name in sys.modules}}
             print("alembic loaded:", "alembic" in loaded)
             print("settles the collector:", app.settles_collector)
-            for name in ("httpx", "rich", "pygments", "pydantic", "genai_prices"):
+            for name in ("httpx", "rich", "pygments", "pydantic", "genai_prices", "botocore"):
                 print(f"{{name}} loaded:", name in loaded)
             dialects = sorted(n for n in sys.modules if n.count(".") == 2
                               and n.startswith("sqlalchemy.dialects.") and "._" not in n)
@@ -69,6 +69,7 @@ def test_serve_migrates_in_a_child_so_the_server_never_loads_alembic(tmp_path: P
         assert f"{name} loaded: False" in out
     # gpt-4o-mini has no YAML price: the catalog priced it in a child process.
     assert "genai_prices loaded: False" in out
+    assert "botocore loaded: False" in out  # no bedrock provider: the extra stays unloaded
     assert "dialects: \n" in out  # the engine, made in the lifespan, loads its own
     import sqlite3
 

@@ -51,7 +51,7 @@ def translate_request(
     raw = body.get("messages")
     if not isinstance(raw, list) or not raw:
         raise TranslationError("messages must be a non-empty array", "messages")
-    system, messages = _translate_messages(raw)
+    system, messages = translate_messages(raw)
     if not messages:
         raise TranslationError("messages must hold at least one non-system message", "messages")
     out: dict[str, Any] = {
@@ -77,7 +77,9 @@ def to_messages_request(
     return translate_request(body, model_name, default_max_tokens).payload
 
 
-def _translate_messages(raw: list[Any]) -> tuple[list[str], list[dict[str, Any]]]:
+def translate_messages(raw: list[Any]) -> tuple[list[str], list[dict[str, Any]]]:
+    """(system texts, Anthropic messages) of OpenAI chat messages; same-role neighbours
+    merged (also used by the Bedrock translation, which converts the blocks)."""
     system: list[str] = []
     messages: list[dict[str, Any]] = []
     for i, msg in enumerate(raw):

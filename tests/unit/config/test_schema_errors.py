@@ -107,7 +107,7 @@ def test_unknown_adapter_lists_the_known_ones() -> None:
     assert problem.startswith(
         "providers[0].adapter: unknown adapter 'foo' (expected one of openai,"
     )
-    assert problem.endswith("custom, echo)")
+    assert problem.endswith("custom, echo, bedrock)")
 
 
 def test_unknown_policy_mode_is_an_error_globally_and_per_configuration() -> None:

@@ -1,0 +1,251 @@
+"""AWS Bedrock Runtime behind the OpenAI API: Converse and ConverseStream for chat,
+InvokeModel for Titan and Cohere embeddings (the translation is in translate.py,
+embeddings.py and stream.py; signing in auth.py)."""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any
+from urllib.parse import quote
+
+import msgspec
+
+from gateway.domain.errors import TranslationError, UpstreamError, as_gateway_error, envelope
+from gateway.domain.failures import FailureKind, kind_for_status
+from gateway.domain.model import Endpoint, Provider
+from gateway.domain.usage import Usage
+from gateway.streaming.sse import encode_event
+from gateway.upstream.base import UpstreamCall, UpstreamReply
+from gateway.upstream.bedrock import embeddings
+from gateway.upstream.bedrock.auth import Authorizer, BearerKey, SigV4
+from gateway.upstream.bedrock.errors import map_error, stream_exception
+from gateway.upstream.bedrock.events import BadFrame, FrameDecoder, FrameTooLarge
+from gateway.upstream.bedrock.stream import StreamTranslator
+from gateway.upstream.bedrock.translate import (
+    ConverseRequest,
+    completion_id,
+    from_converse_response,
+    translate_request,
+    usage_from_bedrock,
+)
+from gateway.upstream.error_body import redact_json
+from gateway.upstream.exchange import (
+    classify_transport_error,
+    first_chunk,
+    http_error,
+    read_json_object,
+    relay_rest,
+    timeout_for,
+)
+from gateway.upstream.http import TRANSPORT_ERRORS, UpstreamHTTP, UpstreamResponse, body_chunks
+
+EVENT_STREAM = "application/vnd.amazon.eventstream"
+_ENCODER = msgspec.json.Encoder()
+
+
+class BedrockAdapter:
+    def __init__(self, client: UpstreamHTTP) -> None:
+        self._client = client
+        # One authorizer a provider (and its credentials), made on its first call.
+        self._authorizers: dict[tuple[str, str | None, str | None], Authorizer] = {}
+
+    async def complete(self, call: UpstreamCall) -> UpstreamReply:
+        if call.endpoint is Endpoint.EMBEDDINGS:
+            return await self._embed(call)
+        request = _translated(call)
+        response = await self._send(call, "converse", request.payload, accept="application/json")
+        request_id = response.headers.get("x-amzn-requestid")
+        answer = await read_json_object(response, self._client.limits.body_bytes)
+        if not isinstance(answer.get("output"), dict):
+            raise UpstreamError(FailureKind.INVALID_RESPONSE, "upstream answered no message")
+        body = from_converse_response(
+            answer, call.model.name, int(time.time()), request_id, request.response_tool
+        )
+        return UpstreamReply(
+            body=body, usage=usage_from_bedrock(answer.get("usage")), response_model=call.model.name
+        )
+
+    async def open_stream(self, call: UpstreamCall, ask_usage: bool) -> AsyncIterator[bytes]:
+        request = _translated(call)
+        response = await self._send(call, "converse-stream", request.payload, accept=EVENT_STREAM)
+        chunk_id = completion_id(response.headers.get("x-amzn-requestid"))
+        translator = StreamTranslator(
+            call.model.name, int(time.time()), chunk_id, request.response_tool
+        )
+        failure: list[tuple[int, dict[str, Any]]] = []
+        events = _translate(response, translator, failure, self._client.limits.event_bytes)
+        first = await first_chunk(response, events)
+        if failure:  # the stream opened with an exception: not a byte sent yet
+            await events.aclose()
+            status, error = failure[0]
+            raise UpstreamError(
+                kind_for_status(status),
+                "upstream stream failed at once",
+                status=status,
+                body=_ENCODER.encode(redact_json(error, call.provider.api_key)),
+            )
+        return relay_rest(first, events, response)
+
+    async def _embed(self, call: UpstreamCall) -> UpstreamReply:
+        try:
+            family = embeddings.family(call.model.name)
+            texts = embeddings.inputs(call.body)
+            encoding = embeddings.encoding(call.body)
+            if family == "titan":
+                bodies = embeddings.titan_bodies(call.body, texts)
+            else:
+                bodies = [embeddings.cohere_body(call.body, texts)]
+        except TranslationError as exc:
+            raise _refusal(exc) from exc
+        vectors: list[list[float]] = []
+        tokens = 0
+        for payload in bodies:  # Titan: one text a call
+            response = await self._send(call, "invoke", payload, accept="application/json")
+            header = response.headers.get("x-amzn-bedrock-input-token-count", "")
+            answer = await read_json_object(response, self._client.limits.body_bytes)
+            found = _vectors(answer, family)
+            if found is None:
+                raise UpstreamError(FailureKind.INVALID_RESPONSE, "upstream answered no embedding")
+            vectors.extend(found)
+            count = answer.get("inputTextTokenCount")
+            if isinstance(count, int) and not isinstance(count, bool):
+                tokens += count
+            elif header.isdigit():
+                tokens += int(header)
+        body = embeddings.openai_embeddings(vectors, call.model.name, tokens, encoding)
+        usage = Usage(input_tokens=tokens, output_tokens=0)
+        return UpstreamReply(body=body, usage=usage, response_model=call.model.name)
+
+    async def _send(
+        self, call: UpstreamCall, operation: str, payload: dict[str, Any], *, accept: str
+    ) -> UpstreamResponse:
+        """POST to ``/model/{modelId}/{operation}``, signed; a non-2xx as UpstreamError."""
+        url = model_url(call.provider.base_url, call.model.name, operation)
+        content = _ENCODER.encode(payload)
+        headers = {"content-type": "application/json", "accept": accept}
+        if accept != EVENT_STREAM:
+            headers["accept-encoding"] = "identity"
+        headers = await self._authorizer(call.provider).headers(url, content, headers)
+        headers.update(call.headers)  # after signing: x-request-id, traceparent go unsigned
+        timeout = timeout_for(call.provider.timeout_seconds, call.remaining_seconds)
+        try:
+            response = await self._client.post(url, headers, content, timeout)
+        except TRANSPORT_ERRORS as exc:
+            raise classify_transport_error(exc) from exc
+        if response.status_code < 300:
+            return response
+        shape = functools.partial(map_error, error_type=response.headers.get("x-amzn-errortype"))
+        raise await http_error(response, call.provider, shape)
+
+    def _authorizer(self, provider: Provider) -> Authorizer:
+        key = (provider.id, provider.region, provider.api_key)
+        authorizer = self._authorizers.get(key)
+        if authorizer is None:
+            if provider.api_key:
+                authorizer = BearerKey(provider.api_key)
+            else:
+                authorizer = SigV4(provider.region or "us-east-1")
+            self._authorizers[key] = authorizer
+        return authorizer
+
+
+def model_url(base_url: str, model_id: str, operation: str) -> str:
+    """The model id as one path segment (an inference-profile ARN's '/' escaped; ':' kept
+    as the HTTP client sends it, so the signed path is the path sent)."""
+    return f"{base_url.rstrip('/')}/model/{quote(model_id, safe=':')}/{operation}"
+
+
+def _vectors(answer: dict[str, Any], family: str) -> list[list[float]] | None:
+    if family == "titan":
+        one = embeddings.vector(answer.get("embedding"))
+        return None if one is None else [one]
+    raw = answer.get("embeddings")
+    if isinstance(raw, dict):  # embedding_types asked: {"float": [[...]]}
+        raw = raw.get("float")
+    if not isinstance(raw, list):
+        return None
+    found = [embeddings.vector(v) for v in raw]
+    return None if any(v is None for v in found) else [v for v in found if v is not None]
+
+
+def _refusal(exc: TranslationError) -> UpstreamError:
+    """Relayed as an upstream 400: the row records the provider it would have gone to."""
+    refusal = as_gateway_error(exc).envelope()
+    return UpstreamError(
+        FailureKind.HTTP_4XX, exc.message, status=400, body=_ENCODER.encode(refusal)
+    )
+
+
+def _translated(call: UpstreamCall) -> ConverseRequest:
+    if call.endpoint is not Endpoint.CHAT:
+        refusal = envelope(
+            400,
+            f"The model '{call.model.id}' is served by AWS Bedrock, where the gateway "
+            f"translates chat and embeddings, not {call.endpoint.value}; use a chat model.",
+            code="unsupported_operation",
+        )
+        raise UpstreamError(
+            FailureKind.HTTP_4XX,
+            "operation not offered by bedrock",
+            status=400,
+            body=_ENCODER.encode(refusal),
+        )
+    try:
+        return translate_request(call.body, call.model.name, call.model.max_output_tokens)
+    except TranslationError as exc:
+        raise _refusal(exc) from exc
+
+
+async def _translate(
+    response: UpstreamResponse,
+    translator: StreamTranslator,
+    failure: list[tuple[int, dict[str, Any]]],
+    max_event_bytes: int,
+) -> AsyncGenerator[bytes, None]:
+    """Event-stream frames in, OpenAI SSE out; the usage chunk and [DONE] after
+    ``metadata``. An exception frame ends the stream with an error event."""
+    decoder = FrameDecoder(max_event_bytes)
+    try:
+        async for chunk in body_chunks(response):
+            for frame in decoder.feed(chunk):
+                data = _payload(frame.payload)
+                if frame.message_type != "event":
+                    failure.append(stream_exception(frame.name, data))
+                    yield encode_event(_ENCODER.encode(failure[0][1]))
+                    return
+                out = translator.feed(frame.name, data)
+                if out:
+                    yield b"".join(encode_event(_ENCODER.encode(c)) for c in out)
+                if translator.done:
+                    yield encode_event(_ENCODER.encode(translator.usage_chunk()))
+                    yield encode_event(b"[DONE]")
+                    return
+    except TRANSPORT_ERRORS as exc:
+        raise UpstreamError(
+            FailureKind.STREAM_CUT, f"upstream stream broke: {type(exc).__name__}"
+        ) from exc
+    except FrameTooLarge as exc:
+        raise UpstreamError(
+            FailureKind.OVERSIZE, f"an upstream stream event exceeds {exc.limit} bytes"
+        ) from exc
+    except BadFrame as exc:
+        raise UpstreamError(
+            FailureKind.INVALID_RESPONSE, f"upstream sent an undecodable event frame: {exc}"
+        ) from exc
+    finally:
+        await response.aclose()
+
+
+def _payload(raw: bytes) -> dict[str, Any]:
+    """A frame's JSON payload; anything but an object is unusable."""
+    try:
+        data: Any = msgspec.json.decode(raw) if raw else {}
+    except (msgspec.DecodeError, RecursionError):
+        data = None
+    if not isinstance(data, dict):
+        raise UpstreamError(
+            FailureKind.INVALID_RESPONSE, "upstream sent an event that is not a JSON object"
+        )
+    return data
