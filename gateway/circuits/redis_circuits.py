@@ -102,6 +102,9 @@ class RedisCircuits:
     def try_acquire(self, provider_id: str, now: float) -> bool:
         return self._local.try_acquire(provider_id, now)
 
+    def release(self, provider_id: str) -> None:
+        self._local.release(provider_id)
+
     def record_success(self, provider_id: str) -> bool:
         closed = self._local.record_success(provider_id)
         if closed:

@@ -24,6 +24,9 @@ class FailureKind(StrEnum):
     OVERSIZE = "oversize"  # an answer or a stream event past its size cap
     STREAM_CUT = "stream_cut"  # a stream that broke or closed early
     CIRCUIT_OPEN = "circuit_open"  # not attempted: the provider's circuit is open
+    # Not sent: the gateway's own translation for this provider cannot express the request
+    # (a 400 naming the parameter). Never the provider's fault: no health, no circuit.
+    UNTRANSLATABLE = "untranslatable"
 
 
 class ErrorClass(StrEnum):
@@ -43,6 +46,7 @@ class ErrorClass(StrEnum):
     BUDGET_ERROR = "budget_error"
     NO_ELIGIBLE_MODEL = "no_eligible_model"
     INVALID_REQUEST = "invalid_request"  # refused at ingress: a body of the wrong shape
+    UNTRANSLATABLE = "untranslatable"  # refused by the translation to the provider's API
     INTERNAL_ERROR = "internal_error"  # a fault of the gateway's own, never the provider's
 
 
@@ -85,6 +89,7 @@ ERROR_CLASS: dict[FailureKind, ErrorClass] = {
     FailureKind.OVERSIZE: ErrorClass.INVALID_UPSTREAM_RESPONSE,
     FailureKind.STREAM_CUT: ErrorClass.STREAM_CUT,
     FailureKind.CIRCUIT_OPEN: ErrorClass.CIRCUIT_OPEN,
+    FailureKind.UNTRANSLATABLE: ErrorClass.UNTRANSLATABLE,
 }
 
 

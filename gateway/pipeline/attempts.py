@@ -174,7 +174,17 @@ class Attempts:
                 self._breakers.record_success(provider.id)
                 if span is not None:
                     span.end(200, None, None)
+                ctx.record.ignored_params = ",".join(call.ignored) or None
                 return result
+            if failure.kind is FailureKind.UNTRANSLATABLE:
+                # Refused by the gateway's own translation before anything was sent: the
+                # provider did nothing, so its health and circuit are untouched (a trial
+                # slot this call took is given back).
+                self._breakers.release(provider.id)
+                if span is not None:
+                    span.end(failure.status, failure.kind, "refused by the translation")
+                _not_retried(ctx, provider.id, failure, "the translation refused the request")
+                raise failure
             self._observe(provider.id, time.perf_counter() - started, failure.kind)
             if not failure.retryable:
                 self._breakers.record_success(provider.id)  # it answered: the fault is ours

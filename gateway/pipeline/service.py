@@ -232,7 +232,7 @@ class Pipeline:
             await self.end(ended, reservation)
 
         relay = StreamRelay(ctx, target, opened, self._counter, on_end)
-        return StreamAnswer(_served_headers(target), relay)
+        return StreamAnswer(_served_headers(target, ctx.record), relay)
 
     async def _open_stream(self, adapter: Adapter, call: UpstreamCall) -> OpenedStream:
         """Open the stream and read its first block (see ``open_checked``), with a tracker
@@ -364,7 +364,7 @@ class Pipeline:
         key = target.provider.api_key  # echoed anywhere in the answer, it is redacted
         record.response_model = redact_optional(reply.response_model, key)
         record.upstream_model = upstream_model(target.model.name, record.response_model)
-        headers = _served_headers(target)
+        headers = _served_headers(target, record)
         body = reply.body
         if ctx.span is not None:
             ctx.span.note_answer(body)
@@ -449,13 +449,20 @@ def _trace_header(ctx: CallContext, headers: dict[str, str]) -> None:
         headers[TRACE_HEADER] = ctx.span.trace_id
 
 
-def _served_headers(target: Target) -> dict[str, str]:
-    """On an answer a target served: what served it."""
-    return {
+IGNORED_HEADER = "x-gateway-ignored-params"
+
+
+def _served_headers(target: Target, record: TelemetryRecord) -> dict[str, str]:
+    """On an answer a target served: what served it, and the request fields its
+    translation accepted without passing them on (the row's ``ignored_params``)."""
+    headers = {
         "x-gateway-configuration": target.configuration.id,
         "x-gateway-provider": target.provider.id,
         "x-gateway-model": target.model.id,
     }
+    if record.ignored_params:
+        headers[IGNORED_HEADER] = record.ignored_params
+    return headers
 
 
 def _failure_headers(ctx: CallContext) -> dict[str, str]:

@@ -3,6 +3,13 @@
 The response echoes what the request asked (instructions, tools, tool_choice, text
 format, sampling), as OpenAI's does; ``store`` is false: nothing is kept, so its id
 cannot be named in a later ``previous_response_id``.
+
+A call of a namespaced function (offered to chat as ``<namespace>__<name>``) comes back
+as a ``function_call`` with its ``name`` and ``namespace``. The provider's reasoning
+blocks (a chat message's ``thinking_blocks``, from Anthropic's extended thinking) come
+back as ``reasoning`` items, before the message: with ``summary`` text when the request
+set ``reasoning.summary``, and with ``encrypted_content`` (gateway/responses/reasoning.py)
+when its ``include`` holds ``reasoning.encrypted_content``.
 """
 
 from __future__ import annotations
@@ -12,6 +19,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from gateway.domain.usage import Usage
+from gateway.responses import reasoning as reasoning_codec
+from gateway.responses.request import (
+    encrypted_reasoning_asked,
+    namespaced_names,
+    summary_asked,
+)
 
 # A chat finish_reason that ends a response early, and why.
 _INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
@@ -50,7 +63,7 @@ def skeleton(
         "output": [],
         "parallel_tool_calls": parallel if isinstance(parallel, bool) else True,
         "previous_response_id": None,
-        "reasoning": None,
+        "reasoning": _reasoning_echo(request.get("reasoning")),
         "store": False,
         "temperature": request.get("temperature"),
         "text": text_out,
@@ -64,6 +77,12 @@ def skeleton(
         if isinstance(request.get(name), str):
             response[name] = request[name]
     return response
+
+
+def _reasoning_echo(reasoning: Any) -> dict[str, Any] | None:
+    if not isinstance(reasoning, dict):
+        return None
+    return {"effort": reasoning.get("effort"), "summary": reasoning.get("summary")}
 
 
 def finish(
@@ -119,9 +138,15 @@ def output_text_part(text: str) -> dict[str, Any]:
 
 
 def function_call_item(
-    item_id: str, call_id: str, name: str, arguments: str, status: str
+    item_id: str,
+    call_id: str,
+    name: str,
+    arguments: str,
+    status: str,
+    names: Mapping[str, tuple[str, str]] | None = None,
 ) -> dict[str, Any]:
-    return {
+    """``names``: the request's namespaced functions by chat name (``namespaced_names``)."""
+    item: dict[str, Any] = {
         "type": "function_call",
         "id": item_id,
         "call_id": call_id,
@@ -129,6 +154,22 @@ def function_call_item(
         "arguments": arguments,
         "status": status,
     }
+    if names and name in names:
+        item["namespace"], item["name"] = names[name]
+    return item
+
+
+def reasoning_item(
+    item_id: str, block: Mapping[str, Any], request: Mapping[str, Any], status: str
+) -> dict[str, Any]:
+    """A provider's reasoning block as a ``reasoning`` item (see the module)."""
+    item: dict[str, Any] = {"type": "reasoning", "id": item_id, "summary": [], "status": status}
+    text = block.get("thinking")
+    if summary_asked(request) and isinstance(text, str) and text:
+        item["summary"] = [{"type": "summary_text", "text": text}]
+    if encrypted_reasoning_asked(request):
+        item["encrypted_content"] = reasoning_codec.encode(dict(block))
+    return item
 
 
 def to_response(
@@ -148,6 +189,10 @@ def to_response(
     message = message if isinstance(message, dict) else {}
     finish_reason = choice.get("finish_reason") if isinstance(choice, dict) else None
     output: list[dict[str, Any]] = []
+    blocks = message.get("thinking_blocks")
+    for block in blocks if isinstance(blocks, list) else []:
+        if isinstance(block, dict):
+            output.append(reasoning_item(new_id("rs"), block, request, "completed"))
     content = message.get("content")
     refusal = message.get("refusal")
     calls = message.get("tool_calls")
@@ -162,6 +207,7 @@ def to_response(
                 "incomplete" if finish_reason == "length" else "completed",
             )
         )
+    names = namespaced_names(request.get("tools"))
     for call in calls:
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(function, dict):
@@ -173,6 +219,7 @@ def to_response(
                 str(function.get("name") or ""),
                 str(function.get("arguments") or ""),
                 "completed",
+                names,
             )
         )
     response["output"] = output

@@ -10,6 +10,13 @@ text ``response.output_item.added``, ``response.content_part.added``,
 ``response.completed`` (or ``response.incomplete``) carrying the whole response and its
 usage. Items are sent one after the other, as OpenAI sends them: an item ends when the
 next one begins.
+
+A provider's reasoning (a chat chunk's ``reasoning_content`` text, then the whole block in
+``thinking_blocks``: the Anthropic adapter's extended thinking) is a ``reasoning`` item:
+``response.output_item.added``, with ``reasoning.summary`` asked
+``response.reasoning_summary_part.added``, ``response.reasoning_summary_text.delta``…,
+``response.reasoning_summary_text.done``, ``response.reasoning_summary_part.done``, then
+``response.output_item.done`` carrying ``encrypted_content`` when ``include`` asked for it.
 """
 
 from __future__ import annotations
@@ -25,10 +32,12 @@ from gateway.responses.answer import (
     message_item,
     new_id,
     output_text_part,
+    reasoning_item,
     reasoning_tokens_of,
     skeleton,
     usage_json,
 )
+from gateway.responses.request import namespaced_names, summary_asked
 from gateway.usage.openai_usage import usage_from_openai
 
 Event = dict[str, Any]
@@ -38,17 +47,20 @@ Event = dict[str, Any]
 class _Item:
     output_index: int
     item_id: str
-    kind: str  # "message" | "function_call"
-    text: list[str] = field(default_factory=list)  # the text, or the call's arguments
+    kind: str  # "message" | "function_call" | "reasoning"
+    text: list[str] = field(default_factory=list)  # the text, the arguments, the reasoning
     refusal: list[str] = field(default_factory=list)
     call_id: str = ""
     name: str = ""
     done: bool = False
+    block: dict[str, Any] | None = None  # reasoning: the provider's whole block, once sent
 
 
 class ResponsesStreamWriter:
     def __init__(self, request: Mapping[str, Any], created_at: int, model: str) -> None:
         self._request = request
+        self._names = namespaced_names(request.get("tools"))
+        self._summary = summary_asked(request)
         self.response = skeleton(request, new_id("resp"), created_at, model)
         self._sequence = 0
         self._items: list[_Item] = []
@@ -93,6 +105,13 @@ class ResponsesStreamWriter:
         return out
 
     def _delta(self, delta: Mapping[str, Any], out: list[Event]) -> None:
+        thought = delta.get("reasoning_content")
+        if isinstance(thought, str) and thought:
+            self._thought(thought, out)
+        blocks = delta.get("thinking_blocks")
+        for block in blocks if isinstance(blocks, list) else []:
+            if isinstance(block, dict):
+                self._thought_block(block, out)
         content = delta.get("content")
         if isinstance(content, str) and content:
             item = self._message(out)
@@ -114,6 +133,29 @@ class ResponsesStreamWriter:
         for call in calls if isinstance(calls, list) else []:
             if isinstance(call, dict):
                 self._call_delta(call, out)
+
+    def _reasoning(self, out: list[Event]) -> _Item:
+        if self._open is not None and self._open.kind == "reasoning" and self._open.block is None:
+            return self._open
+        return self._begin("reasoning", new_id("rs"), out)
+
+    def _thought(self, text: str, out: list[Event]) -> None:
+        item = self._reasoning(out)
+        where = {"item_id": item.item_id, "output_index": item.output_index, "summary_index": 0}
+        if self._summary and not item.text:
+            part = {"type": "summary_text", "text": ""}
+            out.append(self._event("response.reasoning_summary_part.added", **where, part=part))
+        item.text.append(text)
+        if self._summary:
+            out.append(self._event("response.reasoning_summary_text.delta", **where, delta=text))
+
+    def _thought_block(self, block: dict[str, Any], out: list[Event]) -> None:
+        """The provider's whole reasoning block: the open reasoning item ends with it."""
+        item = self._reasoning(out)
+        item.block = block
+        if not item.text and isinstance(block.get("thinking"), str) and block["thinking"]:
+            self._thought(block["thinking"], out)  # the text came whole, not in deltas
+        self._close(out)
 
     def _message(self, out: list[Event]) -> _Item:
         if self._open is not None and self._open.kind == "message":
@@ -179,7 +221,21 @@ class ResponsesStreamWriter:
         item.done = True
         status = "incomplete" if self.finish_reason == "length" else "completed"
         where = {"item_id": item.item_id, "output_index": item.output_index}
-        if item.kind == "message":
+        if item.kind == "reasoning":
+            text = "".join(item.text)
+            if self._summary and text:
+                part = {"type": "summary_text", "text": text}
+                out.append(
+                    self._event(
+                        "response.reasoning_summary_text.done", **where, summary_index=0, text=text
+                    )
+                )
+                out.append(
+                    self._event(
+                        "response.reasoning_summary_part.done", **where, summary_index=0, part=part
+                    )
+                )
+        elif item.kind == "message":
             text = "".join(item.text)
             out.append(
                 self._event(
@@ -199,7 +255,7 @@ class ResponsesStreamWriter:
                 self._event(
                     "response.function_call_arguments.done",
                     **where,
-                    name=item.name,
+                    name=self._names.get(item.name, ("", item.name))[1],
                     arguments="".join(item.text),
                 )
             )
@@ -212,6 +268,14 @@ class ResponsesStreamWriter:
         )
 
     def _item_json(self, item: _Item, status: str, *, partial: bool = False) -> dict[str, Any]:
+        if item.kind == "reasoning":
+            if partial:
+                return {"type": "reasoning", "id": item.item_id, "summary": [], "status": status}
+            block = item.block or {"type": "thinking", "thinking": "".join(item.text)}
+            shown = reasoning_item(item.item_id, block, self._request, status)
+            if item.block is None:  # no whole block came: nothing to carry back
+                shown.pop("encrypted_content", None)
+            return shown
         if item.kind == "message":
             if partial:
                 return {
@@ -224,7 +288,9 @@ class ResponsesStreamWriter:
             refusal = "".join(item.refusal) if item.refusal else None
             return message_item(item.item_id, "".join(item.text), refusal, status)
         arguments = "" if partial else "".join(item.text)
-        return function_call_item(item.item_id, item.call_id, item.name, arguments, status)
+        return function_call_item(
+            item.item_id, item.call_id, item.name, arguments, status, self._names
+        )
 
     def finish(self) -> list[Event]:
         """The last events: the open item's end, then ``response.completed`` (or

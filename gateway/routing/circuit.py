@@ -80,6 +80,13 @@ class CircuitBreakers:
         circuit.probe_started_at = now  # this call is the one half-open probe
         return True
 
+    def release(self, provider_id: str) -> None:
+        """The call that took the half-open trial sent nothing (the gateway refused it
+        first): the trial slot is free again, the circuit's state unchanged."""
+        circuit = self._circuits.get(provider_id)
+        if circuit is not None:
+            circuit.probe_started_at = None
+
     def record_success(self, provider_id: str) -> bool:
         """The provider answered; True when that closed an open circuit (the probe won)."""
         circuit = self._circuits.get(provider_id)

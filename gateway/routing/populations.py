@@ -14,6 +14,7 @@ NOT_PROVIDER_FAULTS: tuple[str, ...] = (
     ErrorClass.UPSTREAM_4XX.value,
     ErrorClass.CLIENT_DISCONNECTED.value,
     ErrorClass.INTERNAL_ERROR.value,
+    ErrorClass.UNTRANSLATABLE.value,  # refused by the gateway's translation: nothing sent
 )
 
 

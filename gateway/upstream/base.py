@@ -3,6 +3,13 @@
 Adapters raise ``UpstreamError`` (gateway/domain/errors.py; its ``kind`` is a
 ``FailureKind``) for every failure, translating httpx/aiohttp failures at this boundary
 (``raise ... from exc``): nothing above ``upstream`` sees httpx.
+
+Ignored parameters: a translation that leaves out a request field the provider cannot
+honour and that is safe to leave out (it only shapes style, offers a tool the provider
+cannot run, or asks for OpenAI-side storage) names it with ``call.ignore(name)``. The
+pipeline lists the names of the attempt that served in the ``x-gateway-ignored-params``
+header and the row's ``ignored_params`` (docs/telemetry.md). What would change the
+answer's meaning is refused instead (``FailureKind.UNTRANSLATABLE``, a 400).
 """
 
 from __future__ import annotations
@@ -24,6 +31,15 @@ class UpstreamCall:
     stream: bool
     remaining_seconds: float  # until the call's overall deadline
     headers: dict[str, str] = field(default_factory=dict)  # extra, e.g. x-request-id
+    # Request fields this attempt's translation left out (see the module's docstring).
+    # Shared by the calls ``dataclasses.replace`` derives from this one.
+    ignored: list[str] = field(default_factory=list)
+
+    def ignore(self, name: str) -> None:
+        """``name`` (a request parameter, as the client wrote it) was accepted but not
+        passed on to the provider."""
+        if name not in self.ignored:
+            self.ignored.append(name)
 
 
 @dataclass(slots=True)

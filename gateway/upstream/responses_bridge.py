@@ -4,9 +4,10 @@ served by the provider's own adapter (the Anthropic one translating further).
 
 The bridge wraps each adapter; chat, embeddings and completions calls pass through it
 untouched. What cannot be translated is refused before anything is sent: a 400
-``unsupported_parameter`` naming the parameter, relayed like an upstream 400 (not
-retried, no fallback: the request itself asks for what this route cannot give).
-See docs/responses.md.
+``unsupported_parameter`` naming the parameter (``FailureKind.UNTRANSLATABLE``: not
+retried, no fallback, the provider's health and circuit untouched: the request itself
+asks for what this route cannot give). What is left out is named on the call
+(``UpstreamCall.ignore``), by its Responses name. See docs/responses.md.
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ import msgspec
 
 from gateway.domain.errors import UpstreamError, envelope
 from gateway.domain.failures import FailureKind
-from gateway.domain.model import Endpoint
+from gateway.domain.model import AdapterType, Endpoint
 from gateway.responses.answer import to_response
-from gateway.responses.request import Unsupported, to_chat
+from gateway.responses.request import Unsupported, summary_asked, to_chat
 from gateway.responses.stream import Event, ResponsesStreamWriter
 from gateway.streaming.openai_stream import DONE_SENTINEL
 from gateway.streaming.sse import EventTooLarge, SSEDecoder, encode_event
@@ -41,14 +42,20 @@ class ResponsesBridge:
     async def complete(self, call: UpstreamCall) -> UpstreamReply:
         if not translates(call):
             return await self._inner.complete(call)
-        reply = await self._inner.complete(chat_call(call))
+        try:
+            reply = await self._inner.complete(chat_call(call))
+        finally:
+            _rename_ignored(call)
         body = to_response(reply.body, call.body, reply.usage, int(time.time()))
         return UpstreamReply(body=body, usage=reply.usage, response_model=reply.response_model)
 
     async def open_stream(self, call: UpstreamCall, ask_usage: bool) -> AsyncIterator[bytes]:
         if not translates(call):
             return await self._inner.open_stream(call, ask_usage)
-        chunks = await self._inner.open_stream(chat_call(call), ask_usage=True)
+        try:
+            chunks = await self._inner.open_stream(chat_call(call), ask_usage=True)
+        finally:
+            _rename_ignored(call)
         writer = ResponsesStreamWriter(call.body, int(time.time()), "")
         return _events(chunks, writer, self._max_event_bytes, call.provider.api_key)
 
@@ -57,16 +64,38 @@ def translates(call: UpstreamCall) -> bool:
     return call.endpoint is Endpoint.RESPONSES and not call.provider.responses_api
 
 
+# The chat name an inner adapter gives what it left out, as the Responses request names it.
+_RESPONSES_NAMES = {
+    "reasoning_effort": "reasoning.effort",
+    "max_tokens": "max_output_tokens",
+    "verbosity": "text.verbosity",
+}
+
+
 def chat_call(call: UpstreamCall) -> UpstreamCall:
-    """The chat call serving a Responses call, or the 400 for what cannot be translated."""
+    """The chat call serving a Responses call, or the 400 for what cannot be translated.
+    The chat call shares ``call.ignored``: what either translation leaves out is listed."""
+    thinking = call.provider.adapter is AdapterType.ANTHROPIC  # it takes its blocks back
     try:
-        body = to_chat(call.body, call.provider.id)
+        body = to_chat(call.body, call.provider.id, thinking=thinking, ignored=call.ignored)
     except Unsupported as refused:
         refusal = envelope(400, refused.message, "unsupported_parameter", refused.param)
         raise UpstreamError(
-            FailureKind.HTTP_4XX, refused.message, status=400, body=_ENCODER.encode(refusal)
+            FailureKind.UNTRANSLATABLE,
+            refused.message,
+            status=400,
+            body=_ENCODER.encode(refusal),
         ) from refused
     return dataclasses.replace(call, endpoint=Endpoint.CHAT, body=body)
+
+
+def _rename_ignored(call: UpstreamCall) -> None:
+    """The chat names the inner adapter listed, as the client's Responses request names
+    them; the reasoning left out takes its summary with it."""
+    names = [_RESPONSES_NAMES.get(name, name) for name in call.ignored]
+    if "reasoning.effort" in names and summary_asked(call.body):
+        names.append("reasoning.summary")
+    call.ignored[:] = list(dict.fromkeys(names))
 
 
 async def _events(

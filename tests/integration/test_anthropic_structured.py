@@ -208,26 +208,32 @@ def test_a_preamble_before_the_answer_tool_never_reaches_the_content(
     assert upstream.calls["claude-haiku"] == 2
 
 
-def test_json_output_with_extended_thinking_is_a_400_naming_both_sent_nowhere(
+def test_json_output_with_extended_thinking_answers_json_without_thinking_listed(
     gateway: RunningGateway, upstream: FakeUpstream
 ) -> None:
+    """Thinking cannot force the answer tool: it is left out (listed as ignored), so the
+    answer is still the JSON asked for."""
     client = gateway.client()
     for stream in (False, True):
-        with pytest.raises(openai.BadRequestError) as refused:
-            client.chat.completions.create(
-                model="claude-chat",
-                messages=MESSAGES,
-                response_format={"type": "json_object"},
-                reasoning_effort="high",
-                stream=stream,
+        raw = client.chat.completions.with_raw_response.create(
+            model="claude-chat",
+            messages=MESSAGES,
+            response_format={"type": "json_object"},
+            reasoning_effort="high",
+            stream=stream,
+        )
+        assert raw.headers["x-gateway-ignored-params"] == "reasoning_effort"
+        if stream:
+            text = "".join(
+                chunk.choices[0].delta.content or "" for chunk in raw.parse() if chunk.choices
             )
-        error = refused.value.body
-        assert isinstance(error, dict)
-        assert (error["code"], error["param"]) == ("invalid_request", "reasoning_effort")
-        assert "'response_format'" in error["message"] and "extended thinking" in error["message"]
-    assert upstream.received == []
-    rows = gateway.rows()
-    assert [r["http_status"] for r in rows] == [400, 400]
+        else:
+            text = raw.parse().choices[0].message.content or ""
+        assert json.loads(text) == {"q": "x"}
+        sent = _sent(upstream).body
+        assert "thinking" not in sent and sent["tool_choice"]["type"] == "tool"
+    rows = gateway.rows(expect=2)
+    assert [r["ignored_params"] for r in rows] == ["reasoning_effort", "reasoning_effort"]
 
 
 @pytest.mark.parametrize(
@@ -235,7 +241,7 @@ def test_json_output_with_extended_thinking_is_a_400_naming_both_sent_nowhere(
     [
         ({"logprobs": True}, "logprobs"),
         ({"presence_penalty": 0.5}, "presence_penalty"),
-        ({"reasoning_effort": "high"}, "reasoning_effort"),
+        ({"reasoning_effort": "extreme"}, "reasoning_effort"),
         (
             {
                 "response_format": {
@@ -264,3 +270,5 @@ def test_what_claude_cannot_do_is_a_400_naming_the_param_before_any_call(
             model="claude-chat", messages=MESSAGES, stream=True, **extra
         )
     assert upstream.received == []
+    rows = gateway.rows(expect=2)  # refused by the translation: never the provider's 4xx
+    assert [r["error_class"] for r in rows] == ["untranslatable", "untranslatable"]

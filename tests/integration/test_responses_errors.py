@@ -62,11 +62,12 @@ def test_an_upstream_error_midway_is_relayed_as_an_error_event_without_the_key(
 @pytest.mark.parametrize(
     ("extra", "param"),
     [
-        ({"tools": [{"type": "web_search"}]}, "tools[0]"),
+        ({"tools": [{"type": "web_search"}], "tool_choice": {"type": "web_search"}}, "tool_choice"),
+        ({"tools": [{"type": "custom", "name": "apply_patch"}]}, "tools[0]"),
         ({"previous_response_id": "resp_1"}, "previous_response_id"),
         ({"background": True}, "background"),
         ({"store": True}, "store"),
-        ({"include": ["reasoning.encrypted_content"]}, "include"),
+        ({"include": ["message.output_text.logprobs"]}, "include"),
         ({"input": [{"type": "item_reference", "id": "msg_1"}]}, "input[0].type"),
     ],
 )
@@ -81,6 +82,8 @@ def test_what_cannot_be_translated_is_refused_naming_the_parameter(
     assert error.param == param
     assert_valid(error.response.json(), "ErrorResponse")
     assert not [r for r in upstream.received if r.path == "/v1/chat/completions"]
+    (row,) = gateway.rows(expect=1)  # the gateway's own refusal, not the provider's 4xx
+    assert (row["error_class"], row["http_status"]) == ("untranslatable", 400)
 
 
 def test_bad_fields_and_unknown_configurations_get_openai_errors(

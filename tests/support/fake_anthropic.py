@@ -7,7 +7,14 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.support.fake_shapes import Behavior, raw_failure, send_event, send_padding, words
+from tests.support.fake_shapes import (
+    Behavior,
+    raw_failure,
+    send_event,
+    send_padding,
+    signature_of,
+    words,
+)
 
 
 class AnthropicRoutes:
@@ -29,6 +36,10 @@ class AnthropicRoutes:
         failure = self._anthropic_failure(behavior)
         if failure is not None:
             return failure
+        refusal = _thinking_refusal(body)
+        if refusal is not None:
+            return web.json_response(_anthropic_error("invalid_request_error", refusal), status=400)
+        thinking = behavior.thinking or ("Let me think." if _thinking_on(body) else "")
         usage = {
             "input_tokens": behavior.prompt_tokens,
             "output_tokens": behavior.completion_tokens,
@@ -41,12 +52,12 @@ class AnthropicRoutes:
         forced = _forced_tool(body, behavior)
         if not body.get("stream"):
             content, stop_reason = _anthropic_content(behavior)
-            if behavior.thinking:
-                content.insert(0, _thinking(behavior.thinking))
             if forced is not None:  # as the API does: the forced tool, after any preamble
                 content, stop_reason = [_tool_use(forced, behavior.forced_input)], "tool_use"
                 if behavior.forced_preamble:
                     content.insert(0, {"type": "text", "text": behavior.forced_preamble})
+            if thinking:
+                content.insert(0, _thinking(thinking))
             return web.json_response(
                 {
                     "id": "msg_fake",
@@ -59,7 +70,7 @@ class AnthropicRoutes:
                     "usage": usage,
                 }
             )
-        return await self._anthropic_stream(request, behavior, model, usage, forced)
+        return await self._anthropic_stream(request, behavior, model, usage, forced, thinking)
 
     @staticmethod
     def _anthropic_failure(behavior: Behavior) -> web.Response | None:
@@ -82,6 +93,7 @@ class AnthropicRoutes:
         model: str,
         usage: dict[str, Any],
         forced: str | None = None,
+        thinking: str = "",
     ) -> web.StreamResponse:
         response = web.StreamResponse(headers={"content-type": "text/event-stream"})
         await response.prepare(request)
@@ -103,7 +115,11 @@ class AnthropicRoutes:
         }
         await send_event(response, "message_start", {"type": "message_start", "message": message})
         await send_event(response, "ping", {"type": "ping"})
-        stop_reason = await self._anthropic_blocks(request, response, behavior, forced)
+        first = 0
+        if thinking:
+            await _anthropic_thinking_block(response, thinking)
+            first = 1
+        stop_reason = await self._anthropic_blocks(request, response, behavior, forced, first)
         if stop_reason is None:
             return response
         # message_delta restates the final output count (and, as the API does now, input).
@@ -127,27 +143,27 @@ class AnthropicRoutes:
         response: web.StreamResponse,
         behavior: Behavior,
         forced: str | None,
+        first: int = 0,
     ) -> str | None:
-        """The content blocks and the stop reason; None when the stream was cut short."""
+        """The content blocks (from index ``first``, after a thinking block) and the stop
+        reason; None when the stream was cut short."""
         if forced is not None:  # the forced tool's input, streamed in small pieces
-            index = 0
+            index = first
             if behavior.forced_preamble:  # after a text block of its own
                 preamble = words(behavior.forced_preamble)
-                await self._anthropic_text_block(request, response, behavior, preamble)
-                index = 1
+                await self._anthropic_text_block(request, response, behavior, preamble, first)
+                index = first + 1
             text = json.dumps(behavior.forced_input)
             pieces = [text[i : i + 8] for i in range(0, len(text), 8)]
             await _anthropic_tool_block(response, index, pieces, forced)
             return "tool_use"
         pieces = behavior.stream_pieces or words(behavior.content)
-        first = 0
-        if behavior.thinking:
-            await _anthropic_thinking_block(response, behavior.thinking)
-            first = 1
         if not await self._anthropic_text_block(request, response, behavior, pieces, first):
             return None
         if behavior.tool_call:
-            await _anthropic_tool_block(response, first + 1, behavior.tool_json_pieces)
+            await _anthropic_tool_block(
+                response, first + 1, behavior.tool_json_pieces, behavior.tool_name
+            )
             return "tool_use"
         return "end_turn"
 
@@ -243,7 +259,7 @@ def _beta_check(request: web.Request, body: dict[str, Any]) -> web.Response | No
 
 
 def _thinking(text: str) -> dict[str, Any]:
-    return {"type": "thinking", "thinking": text, "signature": f"sig-{text}"}
+    return {"type": "thinking", "thinking": text, "signature": signature_of(text)}
 
 
 async def _anthropic_thinking_block(response: web.StreamResponse, text: str) -> None:
@@ -256,7 +272,7 @@ async def _anthropic_thinking_block(response: web.StreamResponse, text: str) -> 
         ),
         (
             "content_block_delta",
-            {"index": 0, "delta": {"type": "signature_delta", "signature": f"sig-{text}"}},
+            {"index": 0, "delta": {"type": "signature_delta", "signature": signature_of(text)}},
         ),
         ("content_block_stop", {"index": 0}),
     ]
@@ -284,7 +300,7 @@ def _anthropic_content(behavior: Behavior) -> tuple[list[dict[str, Any]], str]:
     content: list[dict[str, Any]] = [{"type": "text", "text": behavior.content}]
     if not behavior.tool_call:
         return content, "end_turn"
-    return [*content, _tool_use("lookup", {"q": "x"})], "tool_use"
+    return [*content, _tool_use(behavior.tool_name, {"q": "x"})], "tool_use"
 
 
 async def _anthropic_tool_block(
@@ -304,3 +320,44 @@ async def _anthropic_tool_block(
             {"type": "content_block_delta", "index": index, "delta": delta},
         )
     await send_event(response, "content_block_stop", {"type": "content_block_stop", "index": index})
+
+
+def _thinking_on(body: dict[str, Any]) -> bool:
+    thinking = body.get("thinking")
+    return isinstance(thinking, dict) and thinking.get("type") == "enabled"
+
+
+def _thinking_refusal(body: dict[str, Any]) -> str | None:
+    """What Anthropic refuses about extended thinking (None: nothing), so a translation
+    that gets it wrong fails its test: a thinking block whose signature is not the one
+    given; beside thinking, a budget outside 1024..max_tokens, a temperature other than 1,
+    a forced tool, a tool loop whose last assistant turn does not start with its thinking
+    block."""
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if block.get("type") == "thinking" and block.get("signature") != signature_of(
+                str(block.get("thinking"))
+            ):
+                return "Invalid `signature` in `thinking` block"
+    if not _thinking_on(body):
+        return None
+    budget = body["thinking"].get("budget_tokens")
+    if not isinstance(budget, int) or budget < 1024 or budget >= body.get("max_tokens", 0):
+        return "thinking.budget_tokens: must be >= 1024 and less than max_tokens"
+    if body.get("temperature") not in (None, 1):
+        return "temperature may only be set to 1 when thinking is enabled"
+    choice = body.get("tool_choice")
+    if isinstance(choice, dict) and choice.get("type") in ("any", "tool"):
+        return "Thinking may not be enabled when tool_choice forces tool use."
+    assistants = [m for m in body.get("messages") or [] if m.get("role") == "assistant"]
+    blocks = assistants[-1].get("content") if assistants else None
+    if isinstance(blocks, list) and blocks:
+        calls = any(isinstance(b, dict) and b.get("type") == "tool_use" for b in blocks)
+        if calls and blocks[0].get("type") not in ("thinking", "redacted_thinking"):
+            return (
+                "Expected `thinking` or `redacted_thinking`, but found `tool_use`. When "
+                "`thinking` is enabled, a final `assistant` message must start with a "
+                "thinking block."
+            )
+    return None

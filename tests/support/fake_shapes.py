@@ -8,6 +8,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.support.openai_schema import document
+
 
 @dataclass
 class Behavior:
@@ -51,8 +53,14 @@ class Behavior:
     forced_input: dict[str, Any] = field(default_factory=lambda: {"q": "x"})
     # Anthropic only: text the model writes before calling the forced tool ("Let me check.").
     forced_preamble: str = ""
-    # Anthropic only: a thinking block (signed "sig-" + its text) before the text.
+    # Anthropic only: a thinking block (signed ``signature_of`` its text) before the text;
+    # a request that turns extended thinking on gets one anyway ("Let me think.").
     thinking: str = ""
+    # The name of the tool the model calls (tool_call).
+    tool_name: str = "lookup"
+    # Chat only: refuse (400) a request with a top-level field OpenAI's chat API does not
+    # define, as strict OpenAI-compatible servers do.
+    known_fields_only: bool = False
 
 
 @dataclass
@@ -128,3 +136,23 @@ def has_tool_result(body: dict[str, Any]) -> bool:
     return isinstance(items, list) and any(
         isinstance(i, dict) and i.get("type") == "function_call_output" for i in items
     )
+
+
+def signature_of(thinking: str) -> str:
+    """The fake Anthropic's signature over a thinking block's text."""
+    return f"sig-{thinking}"
+
+
+def unknown_chat_fields(body: dict[str, Any]) -> list[str]:
+    """Top-level fields of ``body`` that OpenAI's chat request schema does not define."""
+    schemas = document()["components"]["schemas"]
+    known: set[str] = set()
+    pending = [schemas["CreateChatCompletionRequest"]]
+    while pending:
+        schema = pending.pop()
+        if "$ref" in schema:
+            pending.append(schemas[schema["$ref"].rsplit("/", 1)[-1]])
+            continue
+        known |= set(schema.get("properties", {}))
+        pending.extend(schema.get("allOf", []))
+    return sorted(set(body) - known)

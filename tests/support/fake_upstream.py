@@ -25,6 +25,7 @@ from tests.support.fake_shapes import (
     raw_failure,
     send_data,
     send_padding,
+    unknown_chat_fields,
     usage_of,
     words,
 )
@@ -124,6 +125,12 @@ class FakeUpstream(AnthropicRoutes, ResponsesRoutes):
         failure = self._failure(behavior)
         if failure is not None:
             return failure
+        unknown = unknown_chat_fields(body) if behavior.known_fields_only else []
+        if unknown:
+            error = {"message": f"Unrecognized request argument supplied: {unknown[0]}"}
+            return web.json_response(
+                {"error": {**error, "type": "invalid_request_error"}}, status=400
+            )
         model = str(body.get("model"))
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
@@ -140,7 +147,7 @@ class FakeUpstream(AnthropicRoutes, ResponsesRoutes):
                     {
                         "id": "call_1",
                         "type": "function",
-                        "function": {"name": "lookup", "arguments": '{"q": "x"}'},
+                        "function": {"name": behavior.tool_name, "arguments": '{"q": "x"}'},
                     }
                 ],
             }
@@ -247,7 +254,7 @@ class FakeUpstream(AnthropicRoutes, ResponsesRoutes):
         finish = "stop"
         if chat and behavior.tool_call:  # then one call to lookup, its arguments in pieces
             call = {"index": 0, "id": "call_1", "type": "function"}
-            head = {**call, "function": {"name": "lookup", "arguments": ""}}
+            head = {**call, "function": {"name": behavior.tool_name, "arguments": ""}}
             deltas = [head] + [
                 {"index": 0, "function": {"arguments": piece}}
                 for piece in behavior.tool_json_pieces

@@ -98,21 +98,25 @@ def _translated(call: UpstreamCall) -> MessagesRequest:
             code="unsupported_operation",
         )
         raise UpstreamError(
-            FailureKind.HTTP_4XX,
+            FailureKind.UNTRANSLATABLE,
             "operation not offered by anthropic",
             status=400,
             body=_ENCODER.encode(refusal),
         )
     try:
-        return translate_request(
+        request = translate_request(
             call.body, call.model.name, call.model.max_output_tokens or DEFAULT_MAX_TOKENS
         )
     except TranslationError as exc:
-        # Relayed as an upstream 400: the row records the provider it would have gone to.
+        # A 400 naming the field, nothing sent: the row records the provider it would have
+        # gone to, with error_class untranslatable.
         refusal = as_gateway_error(exc).envelope()
         raise UpstreamError(
-            FailureKind.HTTP_4XX, exc.message, status=400, body=_ENCODER.encode(refusal)
+            FailureKind.UNTRANSLATABLE, exc.message, status=400, body=_ENCODER.encode(refusal)
         ) from exc
+    for name in request.ignored:
+        call.ignore(name)
+    return request
 
 
 async def _translate(

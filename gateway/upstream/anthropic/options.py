@@ -14,10 +14,11 @@ Translated: ``model``, ``messages``, ``max_completion_tokens``/``max_tokens``,
 
 Refused with a 400 naming the field, unless it holds its default: ``logprobs``,
 ``top_logprobs``, ``logit_bias``, ``frequency_penalty``, ``presence_penalty``,
-``audio``, ``modalities`` other than text, ``web_search_options``,
-``reasoning_effort`` other than ``none`` (extended thinking is not translated),
-``verbosity`` other than ``medium``, ``moderation``, and the deprecated
-``functions``/``function_call`` (use ``tools``/``tool_choice``).
+``audio``, ``modalities`` other than text, ``web_search_options``, ``moderation``,
+and the deprecated ``functions``/``function_call`` (use ``tools``/``tool_choice``).
+
+``reasoning_effort`` is extended thinking (thinking.py). ``verbosity`` shapes style only
+and Claude has no such setting: it is left out and listed as ignored (translate.py).
 
 Dropped, as they cannot change the answer: ``seed`` (best effort even on OpenAI,
 and deprecated there; Claude has none), ``store`` and ``metadata`` (OpenAI's
@@ -56,6 +57,8 @@ TRANSLATED = frozenset(
         "tool_choice",
         "parallel_tool_calls",
         "response_format",
+        "reasoning_effort",
+        "verbosity",
     }
 )
 DROPPED = frozenset(
@@ -91,10 +94,6 @@ def _text_only(value: Any) -> bool:
     return value is None or value == ["text"]
 
 
-def _one_of(*defaults: str) -> Callable[[Any], bool]:
-    return lambda value: value is None or value in defaults
-
-
 # Field -> whether the value asks for nothing Claude lacks.
 REFUSED_UNLESS_DEFAULT: dict[str, Callable[[Any], bool]] = {
     "logprobs": _off,
@@ -105,8 +104,6 @@ REFUSED_UNLESS_DEFAULT: dict[str, Callable[[Any], bool]] = {
     "audio": _absent,
     "modalities": _text_only,
     "web_search_options": _absent,
-    "reasoning_effort": _one_of("none"),
-    "verbosity": _one_of("medium"),
     "moderation": _absent,
     "functions": lambda value: value is None or value == [],
     "function_call": _absent,

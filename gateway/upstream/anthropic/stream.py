@@ -32,7 +32,11 @@ class StreamTranslator:
     With a response tool, text is held until the stream shows whether that tool is
     called: when it is, the held text and any text after it are dropped (the content
     must parse as JSON); otherwise the text is sent before the first client tool call,
-    or before the finish chunk."""
+    or before the finish chunk.
+
+    Extended thinking: each ``thinking_delta`` is a chunk with ``reasoning_content``; when
+    a thinking (or redacted thinking) block ends, a chunk carries the whole block, with its
+    signature, in ``thinking_blocks`` (what a later turn sends back)."""
 
     def __init__(self, model_name: str, created: int, response_tool: str | None = None) -> None:
         self._model = model_name
@@ -45,6 +49,7 @@ class StreamTranslator:
         # Blocks of the response tool -> whether any of their input was sent yet.
         self._answer_blocks: dict[int, bool] = {}
         self._held: list[str] = []  # text held while the response tool may still come
+        self._thinking: dict[int, dict[str, Any]] = {}  # thinking blocks by block index
         self._usage: dict[str, int] | None = None
         self._done = False
         self._error: dict[str, Any] | None = None
@@ -113,6 +118,19 @@ class StreamTranslator:
             return []
         if block.get("type") == "text":
             return self._text(block.get("text"))
+        if block.get("type") == "thinking":
+            self._thinking[_int(data.get("index"))] = {
+                "type": "thinking",
+                "thinking": str(block.get("thinking") or ""),
+                "signature": str(block.get("signature") or ""),
+            }
+            return []
+        if block.get("type") == "redacted_thinking":
+            self._thinking[_int(data.get("index"))] = {
+                "type": "redacted_thinking",
+                "data": str(block.get("data") or ""),
+            }
+            return []
         if block.get("type") != "tool_use":
             return []  # thinking and server-side tool blocks have no OpenAI counterpart
         if self._response_tool is not None and block.get("name") == self._response_tool:
@@ -136,9 +154,12 @@ class StreamTranslator:
             return []
         if delta.get("type") == "text_delta":
             return self._text(delta.get("text"))
+        index = _int(data.get("index"))
+        thought = self._thinking.get(index)
+        if thought is not None:
+            return self._thinking_delta(thought, delta)
         if delta.get("type") != "input_json_delta":
             return []
-        index = _int(data.get("index"))
         partial = delta.get("partial_json")
         if index in self._answer_blocks:
             if not isinstance(partial, str) or not partial:
@@ -154,6 +175,9 @@ class StreamTranslator:
     def _on_block_stop(self, data: dict[str, Any]) -> list[dict[str, Any]]:
         # An argument-less answer may stream no input at all: it is still a JSON object.
         index = _int(data.get("index"))
+        thought = self._thinking.pop(index, None)
+        if thought is not None:
+            return [self._chunk({"thinking_blocks": [thought]})]
         if self._answer_blocks.get(index) is False:
             self._answer_blocks[index] = True
             return [self._chunk({"content": "{}"})]
@@ -167,6 +191,18 @@ class StreamTranslator:
             reason = "stop"  # only the response tool was called: that is the answer
         released = self._release()
         return released if reason is None else [*released, self._chunk({}, reason)]
+
+    def _thinking_delta(
+        self, thought: dict[str, Any], delta: dict[str, Any]
+    ) -> list[dict[str, Any]]:
+        if delta.get("type") == "signature_delta" and isinstance(delta.get("signature"), str):
+            thought["signature"] = str(thought.get("signature", "")) + delta["signature"]
+            return []
+        text = delta.get("thinking")
+        if delta.get("type") != "thinking_delta" or not isinstance(text, str) or not text:
+            return []
+        thought["thinking"] = str(thought.get("thinking", "")) + text
+        return [self._chunk({"reasoning_content": text})]
 
     def _text(self, text: Any) -> list[dict[str, Any]]:
         """A text piece: sent at once, or held (see the class) with a response tool."""

@@ -27,8 +27,9 @@ input and is refused, as is a ``response_format`` named like one of the tools.
 
 When the answer tool is called, its input alone is the answer: text blocks the model
 wrote around it ("Let me check.") are dropped, in whole answers and streams, so the
-content always parses. ``response_format`` asking for JSON with a ``reasoning_effort``
-(extended thinking, which cannot force a tool) is refused with a 400 naming both.
+content always parses. ``response_format`` asking for JSON with a ``reasoning_effort``:
+extended thinking cannot force a tool, so thinking is left out (``reasoning_effort``
+listed as ignored, thinking.py) and the answer is still the forced tool's JSON.
 """
 
 from __future__ import annotations
@@ -50,23 +51,6 @@ class ToolPlan:
     tools: list[dict[str, Any]]
     tool_choice: dict[str, Any] | None
     response_tool: str | None  # the tool standing in for response_format, when sent
-
-
-def refuse_json_with_thinking(body: dict[str, Any]) -> None:
-    """``response_format`` asking for JSON beside a ``reasoning_effort`` (extended thinking):
-    thinking cannot force a tool, and without the forced answer tool nothing makes the
-    answer JSON, so the pair is a 400 naming both, before anything is sent."""
-    effort = body.get("reasoning_effort")
-    response_format = body.get("response_format")
-    kind = response_format.get("type") if isinstance(response_format, dict) else None
-    if effort in (None, "none") or kind not in ("json_object", "json_schema"):
-        return
-    raise TranslationError(
-        "'response_format' (structured output) cannot be combined with 'reasoning_effort' "
-        "on this model (served by Anthropic): extended thinking cannot force the answer "
-        "tool that makes the answer JSON; leave out one of them",
-        "reasoning_effort",
-    )
 
 
 def plan_tools(body: dict[str, Any]) -> ToolPlan:

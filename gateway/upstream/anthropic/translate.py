@@ -14,7 +14,14 @@ from typing import Any
 from gateway.domain.errors import TranslationError
 from gateway.domain.usage import Usage
 from gateway.upstream.anthropic.options import copy_options, refuse_unsupported
-from gateway.upstream.anthropic.tools import plan_tools, refuse_json_with_thinking
+from gateway.upstream.anthropic.thinking import (
+    THINKING_TYPES,
+    plan_thinking,
+    sampling_beside_thinking,
+    thinking_blocks,
+    without_thinking,
+)
+from gateway.upstream.anthropic.tools import plan_tools
 
 _SUPPORTED_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 _DATA_URL = re.compile(r"^data:(?P<media>[^;,]+);base64,(?P<data>.*)$", re.DOTALL)
@@ -37,6 +44,9 @@ _FINISH_REASONS = {
 class MessagesRequest:
     payload: dict[str, Any]  # the /v1/messages body
     response_tool: str | None  # the tool whose input is the answer (response_format)
+    # Request fields accepted but not sent (style only, or thinking Anthropic would refuse
+    # beside the rest): the x-gateway-ignored-params header's names.
+    ignored: tuple[str, ...] = ()
 
 
 def translate_request(
@@ -46,19 +56,18 @@ def translate_request(
     n = body.get("n")
     if n is not None and n != 1:
         raise TranslationError("only n=1 is supported for this model", "n")
-    refuse_json_with_thinking(body)  # before the general refusal: it names the pair
     refuse_unsupported(body)
+    ignored: list[str] = []
+    if body.get("verbosity") is not None:
+        ignored.append("verbosity")  # the answer's length of style: Claude has no such knob
     raw = body.get("messages")
     if not isinstance(raw, list) or not raw:
         raise TranslationError("messages must be a non-empty array", "messages")
     system, messages = translate_messages(raw)
     if not messages:
         raise TranslationError("messages must hold at least one non-system message", "messages")
-    out: dict[str, Any] = {
-        "model": model_name,
-        "max_tokens": _max_tokens(body, default_max_tokens),
-        "messages": messages,
-    }
+    max_tokens = _max_tokens(body, default_max_tokens)
+    out: dict[str, Any] = {"model": model_name, "max_tokens": max_tokens, "messages": messages}
     if system:
         out["system"] = system[0] if len(system) == 1 else [_text(s) for s in system]
     copy_options(body, out)
@@ -67,7 +76,14 @@ def translate_request(
         out["tools"] = plan.tools
     if plan.tool_choice is not None:
         out["tool_choice"] = plan.tool_choice
-    return MessagesRequest(out, plan.response_tool)
+    thinking = plan_thinking(body, max_tokens, messages, plan.tool_choice)
+    ignored.extend(thinking.ignored)
+    if thinking.thinking is not None:
+        out["thinking"] = thinking.thinking
+        sampling_beside_thinking(out, ignored)
+    elif any(b.get("type") in THINKING_TYPES for m in messages for b in m["content"]):
+        out["messages"] = without_thinking(messages)
+    return MessagesRequest(out, plan.response_tool, tuple(ignored))
 
 
 def to_messages_request(
@@ -173,7 +189,8 @@ def _assistant_blocks(msg: dict[str, Any], param: str) -> list[dict[str, Any]]:
     for key in ("function_call", "audio"):  # no Anthropic counterpart: never dropped unseen
         if msg.get(key) is not None:
             raise TranslationError(f"an assistant message's {key} is not supported here", param)
-    blocks = [_text(t) for t in _text_parts(msg.get("content"), f"{param}.content")]
+    blocks = thinking_blocks(msg, param)  # first, as Anthropic wrote them
+    blocks += [_text(t) for t in _text_parts(msg.get("content"), f"{param}.content")]
     refusal = msg.get("refusal")
     if isinstance(refusal, str) and refusal:  # what the assistant said, as text
         blocks.append(_text(refusal))
@@ -285,11 +302,14 @@ def from_messages_response(
     texts: list[str] = []
     answers: list[str] = []  # the response tool's input, as JSON
     tool_calls: list[dict[str, Any]] = []
+    thoughts: list[dict[str, Any]] = []  # extended thinking's blocks, to send back later
     content = resp.get("content")
     for block in content if isinstance(content, list) else []:
         if not isinstance(block, dict):
             continue
-        if block.get("type") == "text":
+        if block.get("type") in THINKING_TYPES:
+            thoughts.append(block)
+        elif block.get("type") == "text":
             texts.append(str(block.get("text", "")))
         elif block.get("type") != "tool_use":
             continue
@@ -308,6 +328,9 @@ def from_messages_response(
     }
     if tool_calls:
         message["tool_calls"] = tool_calls
+    if thoughts:  # as LiteLLM names them: the text, and the blocks to send back as they are
+        message["reasoning_content"] = "".join(str(b.get("thinking") or "") for b in thoughts)
+        message["thinking_blocks"] = thoughts
     raw_usage = resp.get("usage")
     usage = usage_from_anthropic(raw_usage if isinstance(raw_usage, dict) else {})
     reason = finish_reason(resp.get("stop_reason")) or "stop"

@@ -130,14 +130,19 @@ def test_tools_choice_format_and_sampling_are_translated() -> None:
 @pytest.mark.parametrize(
     ("body", "param"),
     [
-        ({"tools": [{"type": "web_search_preview"}]}, "tools[0]"),
+        ({"tools": [{"type": "custom", "name": "patch"}]}, "tools[0]"),
+        (
+            {"tools": [{"type": "namespace", "name": "n", "tools": [{"type": "custom"}]}]},
+            "tools[0].tools[0]",
+        ),
+        ({"tools": [{"type": "web_search"}], "tool_choice": "required"}, "tool_choice"),
         ({"tool_choice": {"type": "file_search"}}, "tool_choice"),
         ({"previous_response_id": "resp_1"}, "previous_response_id"),
         ({"conversation": "conv_1"}, "conversation"),
         ({"background": True}, "background"),
         ({"store": True}, "store"),
         ({"prompt": {"id": "pmpt_1"}}, "prompt"),
-        ({"include": ["file_search_call.results"]}, "include"),
+        ({"include": ["message.output_text.logprobs"]}, "include"),
         ({"truncation": "auto"}, "truncation"),
         ({"top_logprobs": 3}, "top_logprobs"),
         ({"text": {"format": {"type": "grammar"}}}, "text.format"),

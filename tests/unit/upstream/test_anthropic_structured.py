@@ -364,9 +364,11 @@ def test_without_a_response_tool_streamed_text_goes_at_once() -> None:
 
 
 @pytest.mark.parametrize("fmt", [{"type": "json_object"}, PARSE_FORMAT])
-def test_json_output_with_extended_thinking_is_a_400_naming_both(fmt: Any) -> None:
-    with pytest.raises(TranslationError) as info:
-        translate(response_format=fmt, reasoning_effort="low")
-    assert info.value.param == "reasoning_effort"
-    assert "'response_format'" in info.value.message and "'reasoning_effort'" in info.value.message
-    translate(response_format=fmt, reasoning_effort="none")  # no thinking: fine
+def test_json_output_with_extended_thinking_leaves_thinking_out_and_lists_it(fmt: Any) -> None:
+    body = {"messages": [{"role": "user", "content": "What is 2+2?"}]}
+    request = translate_request(
+        {**body, "response_format": fmt, "reasoning_effort": "low"}, MODEL, 4096
+    )
+    assert "thinking" not in request.payload  # thinking cannot force the answer tool
+    assert request.payload["tool_choice"]["type"] == "tool"
+    assert request.ignored == ("reasoning_effort",)
