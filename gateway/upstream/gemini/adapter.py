@@ -121,7 +121,7 @@ def _translated(call: UpstreamCall) -> dict[str, Any]:
     if call.endpoint is Endpoint.RESPONSES:  # the bridge translates it to chat first
         refusal = envelope(400, "the Responses API reaches Gemini as chat", "unsupported_operation")
         raise UpstreamError(
-            FailureKind.HTTP_4XX,
+            FailureKind.UNTRANSLATABLE,
             "operation not offered by gemini",
             status=400,
             body=_ENCODER.encode(refusal),
@@ -135,7 +135,7 @@ def _translated(call: UpstreamCall) -> dict[str, Any]:
     except TranslationError as exc:
         refusal = as_gateway_error(exc).envelope()
         raise UpstreamError(
-            FailureKind.HTTP_4XX, exc.message, status=400, body=_ENCODER.encode(refusal)
+            FailureKind.UNTRANSLATABLE, exc.message, status=400, body=_ENCODER.encode(refusal)
         ) from exc
 
 
