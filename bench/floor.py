@@ -27,11 +27,16 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     global session
     if scope["type"] == "lifespan":
         await receive()  # lifespan.startup
-        session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=512))
+        # No cap on the pool: bench/stream_load.py holds thousands of streams at once.
+        session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
         await send({"type": "lifespan.startup.complete"})
         await receive()  # lifespan.shutdown
         await session.close()
         await send({"type": "lifespan.shutdown.complete"})
+        return
+    if scope["path"] == "/healthz":  # bench/stream_load.py probes it during its load
+        await send({"type": "http.response.start", "status": 200, "headers": JSON})
+        await send({"type": "http.response.body", "body": b'{"status":"ok"}'})
         return
     body, more = b"", True
     while more:
