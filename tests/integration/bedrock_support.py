@@ -71,7 +71,7 @@ def gateway(
      apiKey: "{API_KEY}"}}
 """
     models = f"""
-  - {{id: claude, provider: aws, name: "{CLAUDE}", capabilities: [chat, tools, vision],
+  - {{id: claude, provider: aws, name: "{CLAUDE}", capabilities: [chat, tools, vision, completion],
      maxOutputTokens: 2048,
      price: {{input: 0.80, output: 4.00, cacheRead: 0.08, cacheWrite: 1.00}}}}
   - {{id: nova, provider: aws-key, name: "{NOVA}", capabilities: [chat]}}

@@ -39,6 +39,7 @@ from gateway.upstream.exchange import (
     relay_rest,
     timeout_for,
 )
+from gateway.upstream.gemini.completions import chat_to_completion, completion_to_chat
 from gateway.upstream.http import TRANSPORT_ERRORS, UpstreamHTTP, UpstreamResponse, body_chunks
 
 EVENT_STREAM = "application/vnd.amazon.eventstream"
@@ -63,6 +64,8 @@ class BedrockAdapter:
         body = from_converse_response(
             answer, call.model.name, int(time.time()), request_id, request.response_tool
         )
+        if call.endpoint is Endpoint.COMPLETIONS:
+            body = chat_to_completion(body)
         return UpstreamReply(
             body=body, usage=usage_from_bedrock(answer.get("usage")), response_model=call.model.name
         )
@@ -75,7 +78,9 @@ class BedrockAdapter:
             call.model.name, int(time.time()), chunk_id, request.response_tool
         )
         failure: list[tuple[int, dict[str, Any]]] = []
-        events = _translate(response, translator, failure, self._client.limits.event_bytes)
+        legacy = call.endpoint is Endpoint.COMPLETIONS
+        limit = self._client.limits.event_bytes
+        events = _translate(response, translator, failure, limit, legacy)
         first = await first_chunk(response, events)
         if failure:  # the stream opened with an exception: not a byte sent yet
             await events.aclose()
@@ -179,11 +184,11 @@ def _refusal(exc: TranslationError) -> UpstreamError:
 
 
 def _translated(call: UpstreamCall) -> ConverseRequest:
-    if call.endpoint is not Endpoint.CHAT:
-        refusal = envelope(
+    if call.endpoint not in (Endpoint.CHAT, Endpoint.COMPLETIONS):
+        refusal = envelope(  # /v1/responses reaches here as chat (the bridge)
             400,
             f"The model '{call.model.id}' is served by AWS Bedrock, where the gateway "
-            f"translates chat and embeddings, not {call.endpoint.value}; use a chat model.",
+            f"translates chat, completions and embeddings, not {call.endpoint.value}.",
             code="unsupported_operation",
         )
         raise UpstreamError(
@@ -193,7 +198,10 @@ def _translated(call: UpstreamCall) -> ConverseRequest:
             body=_ENCODER.encode(refusal),
         )
     try:
-        return translate_request(call.body, call.model.name, call.model.max_output_tokens)
+        body = call.body
+        if call.endpoint is Endpoint.COMPLETIONS:  # the prompt as one user message
+            body = completion_to_chat(body, "AWS Bedrock")
+        return translate_request(body, call.model.name, call.model.max_output_tokens)
     except TranslationError as exc:
         raise _refusal(exc) from exc
 
@@ -203,9 +211,11 @@ async def _translate(
     translator: StreamTranslator,
     failure: list[tuple[int, dict[str, Any]]],
     max_event_bytes: int,
+    legacy: bool = False,
 ) -> AsyncGenerator[bytes, None]:
-    """Event-stream frames in, OpenAI SSE out; the usage chunk and [DONE] after
-    ``metadata``. An exception frame ends the stream with an error event."""
+    """Event-stream frames in, OpenAI SSE out (``legacy``: text_completion chunks); the
+    usage chunk and [DONE] after ``metadata``. An exception frame ends the stream with an
+    error event; a stream that ends before ``metadata`` is cut."""
     decoder = FrameDecoder(max_event_bytes)
     try:
         async for chunk in body_chunks(response):
@@ -216,12 +226,17 @@ async def _translate(
                     yield encode_event(_ENCODER.encode(failure[0][1]))
                     return
                 out = translator.feed(frame.name, data)
+                if legacy:
+                    out = [chat_to_completion(c) for c in out]
                 if out:
                     yield b"".join(encode_event(_ENCODER.encode(c)) for c in out)
                 if translator.done:
-                    yield encode_event(_ENCODER.encode(translator.usage_chunk()))
+                    usage = translator.usage_chunk()
+                    usage = chat_to_completion(usage) if legacy else usage
+                    yield encode_event(_ENCODER.encode(usage))
                     yield encode_event(b"[DONE]")
                     return
+        raise UpstreamError(FailureKind.STREAM_CUT, "upstream stream ended before its metadata")
     except TRANSPORT_ERRORS as exc:
         raise UpstreamError(
             FailureKind.STREAM_CUT, f"upstream stream broke: {type(exc).__name__}"

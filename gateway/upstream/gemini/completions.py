@@ -35,11 +35,12 @@ _REFUSED: dict[str, Callable[[Any], bool]] = {
 }
 
 
-def completion_to_chat(body: dict[str, Any]) -> dict[str, Any]:
+def completion_to_chat(body: dict[str, Any], provider: str = "Gemini") -> dict[str, Any]:
+    """``provider``: who serves the model, named in a refusal (Bedrock uses this too)."""
     for field, is_default in _REFUSED.items():
         if not is_default(body.get(field)):
             raise TranslationError(
-                f"'{field}' is not supported for completions by this model (served by Gemini)",
+                f"'{field}' is not supported for completions by this model (served by {provider})",
                 field,
             )
     prompt = body.get("prompt")
@@ -47,7 +48,8 @@ def completion_to_chat(body: dict[str, Any]) -> dict[str, Any]:
         prompt = prompt[0]
     if not isinstance(prompt, str) or not prompt:
         raise TranslationError(
-            "prompt must be one non-empty string for this model (served by Gemini)", "prompt"
+            f"prompt must be one non-empty string for this model (served by {provider})",
+            "prompt",
         )
     chat: dict[str, Any] = {"messages": [{"role": "user", "content": prompt}]}
     for field in _PASSED:
