@@ -278,10 +278,15 @@ def test_reasoning_effort_is_claudes_thinking_and_untranslatable_fields_are_refu
     answer = gateway.client().chat.completions.create(
         model="claude-chat", messages=MESSAGES, reasoning_effort="low", max_tokens=4000
     )
-    assert answer.choices[0].message.content == "Hello."  # the thinking is not the answer
+    message = answer.choices[0].message
+    assert message.content == "Hello."  # the thinking is not the answer
+    assert message.model_extra is not None
+    assert message.model_extra["thinking_blocks"] == [
+        {"type": "thinking", "thinking": "Think: hello.", "signature": "sig-1"}
+    ]
     (sent,) = bedrock.sent("converse")
     assert sent.body["additionalModelRequestFields"] == {
-        "thinking": {"type": "enabled", "budget_tokens": 2048}
+        "thinking": {"type": "enabled", "budget_tokens": 2000}
     }
     assert sent.body["inferenceConfig"] == {"maxTokens": 4000}
     for field, value in (("logprobs", True), ("presence_penalty", 0.5), ("n", 2)):
@@ -298,6 +303,50 @@ def test_reasoning_effort_is_claudes_thinking_and_untranslatable_fields_are_refu
     assert isinstance(refused.value.body, dict)
     assert refused.value.body["param"] == "reasoning_effort"
     assert len(bedrock.received) == 1
+
+
+def test_thinking_with_a_tool_loop_sends_the_signed_thinking_back(
+    gateway: RunningGateway, bedrock: FakeBedrock
+) -> None:
+    call = {"toolUseId": "tooluse_t", "name": "lookup", "input": {"q": "owl"}}
+    bedrock.script(
+        CLAUDE,
+        Answer(reasoning="I should look.", text="", tool_uses=[call]),
+        Answer(text="An owl is a bird."),
+    )
+    client = gateway.client()
+    stream = client.chat.completions.create(
+        model="claude-chat", messages=MESSAGES, tools=TOOLS, reasoning_effort="low", stream=True
+    )
+    chunks = [c for c in stream if c.choices]
+    extras = [c.choices[0].delta.model_extra or {} for c in chunks]
+    assert "".join(e.get("reasoning_content", "") for e in extras) == "I should look."
+    (thought,) = [b for e in extras for b in e.get("thinking_blocks", [])]
+    assert thought == {"type": "thinking", "thinking": "I should look.", "signature": "sig-1"}
+    # The client keeps the message as it came (whole here), thinking blocks and all.
+    bedrock.script(
+        CLAUDE,
+        Answer(reasoning="I should look.", text="", tool_uses=[call]),
+        Answer(text="An owl is a bird."),
+    )
+    first = client.chat.completions.create(
+        model="claude-chat", messages=MESSAGES, tools=TOOLS, reasoning_effort="low"
+    )
+    follow_up = [
+        *MESSAGES,
+        first.choices[0].message.model_dump(exclude_none=True),
+        {"role": "tool", "tool_call_id": "tooluse_t", "content": "a night bird"},
+    ]
+    second = client.chat.completions.create(
+        model="claude-chat", messages=follow_up, tools=TOOLS, reasoning_effort="low"
+    )
+    assert second.choices[0].message.content == "An owl is a bird."
+    assert bedrock.refused == []
+    sent = bedrock.sent("converse")[-1]
+    assert sent.body["additionalModelRequestFields"]["thinking"]["type"] == "enabled"
+    assert sent.body["messages"][1]["content"][0] == {
+        "reasoningContent": {"reasoningText": {"text": "I should look.", "signature": "sig-1"}}
+    }
 
 
 def test_a_guardrail_block_is_content_filter_whole_and_streamed(

@@ -313,8 +313,9 @@ async def _stream(request: web.Request, answer: Answer) -> web.StreamResponse:
     frames = [_event("messageStart", {"role": "assistant"})]
     index = 0
     if answer.reasoning is not None:
-        delta = {"reasoningContent": {"text": answer.reasoning}}
-        frames.append(_event("contentBlockDelta", {"contentBlockIndex": 0, "delta": delta}))
+        for delta in ({"text": answer.reasoning}, {"signature": "sig-1"}):
+            event = {"contentBlockIndex": 0, "delta": {"reasoningContent": delta}}
+            frames.append(_event("contentBlockDelta", event))
         frames.append(_event("contentBlockStop", {"contentBlockIndex": 0}))
         index = 1
     if answer.text:

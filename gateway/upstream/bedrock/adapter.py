@@ -176,10 +176,11 @@ def _vectors(answer: dict[str, Any], family: str) -> list[list[float]] | None:
 
 
 def _refusal(exc: TranslationError) -> UpstreamError:
-    """Relayed as an upstream 400: the row records the provider it would have gone to."""
+    """A 400 naming the field, nothing sent: the row records the provider it would have
+    gone to, with error_class untranslatable."""
     refusal = as_gateway_error(exc).envelope()
     return UpstreamError(
-        FailureKind.HTTP_4XX, exc.message, status=400, body=_ENCODER.encode(refusal)
+        FailureKind.UNTRANSLATABLE, exc.message, status=400, body=_ENCODER.encode(refusal)
     )
 
 
@@ -192,7 +193,7 @@ def _translated(call: UpstreamCall) -> ConverseRequest:
             code="unsupported_operation",
         )
         raise UpstreamError(
-            FailureKind.HTTP_4XX,
+            FailureKind.UNTRANSLATABLE,
             "operation not offered by bedrock",
             status=400,
             body=_ENCODER.encode(refusal),
@@ -201,9 +202,12 @@ def _translated(call: UpstreamCall) -> ConverseRequest:
         body = call.body
         if call.endpoint is Endpoint.COMPLETIONS:  # the prompt as one user message
             body = completion_to_chat(body, "AWS Bedrock")
-        return translate_request(body, call.model.name, call.model.max_output_tokens)
+        request = translate_request(body, call.model.name, call.model.max_output_tokens)
     except TranslationError as exc:
         raise _refusal(exc) from exc
+    for name in request.ignored:
+        call.ignore(name)
+    return request
 
 
 async def _translate(

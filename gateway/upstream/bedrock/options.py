@@ -9,13 +9,15 @@ Translated: ``model`` (the URL's modelId), ``messages``, ``max_completion_tokens
 ``inferenceConfig.temperature`` / ``topP``), ``stop`` (``stopSequences``), ``stream``
 (ConverseStream), ``n`` (1 only), ``tools`` / ``tool_choice`` / ``parallel_tool_calls``
 (true only) and ``response_format`` (``toolConfig``), ``reasoning_effort`` (Claude's
-``thinking`` in ``additionalModelRequestFields``); ``stream_options`` is the gateway's own.
+``thinking`` in ``additionalModelRequestFields``, planned as for Anthropic: left out and
+listed as ignored where Claude would refuse it; a 400 on other models);
+``stream_options`` is the gateway's own. ``verbosity`` is accepted and listed as ignored.
 
 Refused with a 400 naming the field, unless it holds its default: ``logprobs``,
 ``top_logprobs``, ``logit_bias``, ``frequency_penalty``, ``presence_penalty``, ``audio``,
-``modalities`` other than text, ``web_search_options``, ``verbosity`` other than
-``medium``, ``moderation``, ``service_tier`` other than ``auto``/``default``, and the
-deprecated ``functions`` / ``function_call``.
+``modalities`` other than text, ``web_search_options``, ``moderation``, ``service_tier``
+other than ``auto``/``default``, ``parallel_tool_calls: false`` (Converse cannot limit a
+turn to one call), and the deprecated ``functions`` / ``function_call``.
 
 Dropped, as they cannot change the answer: ``seed`` (Converse has none; best effort even
 on OpenAI), ``store`` and ``metadata`` (OpenAI's stored completions), ``user`` and
@@ -66,7 +68,6 @@ REFUSED_UNLESS_DEFAULT: dict[str, Callable[[Any], bool]] = {
     "audio": lambda value: value is None,
     "modalities": lambda value: value is None or value == ["text"],
     "web_search_options": lambda value: value is None,
-    "verbosity": _one_of("medium"),
     "moderation": lambda value: value is None,
     "service_tier": _one_of("auto", "default"),
     "parallel_tool_calls": _one_of(True),

@@ -32,6 +32,7 @@ class StreamTranslator:
         self._tool_index: dict[int, int] = {}  # Converse block index -> OpenAI tool index
         self._answer_blocks: dict[int, bool] = {}  # response tool blocks -> input sent yet
         self._held: list[str] = []
+        self._thinking: dict[int, dict[str, Any]] = {}  # reasoning blocks being streamed
         self._reason: str | None = None
         self.usage: Usage | None = None
         self.done = False  # metadata (after messageStop) was seen
@@ -85,11 +86,14 @@ class StreamTranslator:
             return []
         if "text" in delta:
             return self._text(delta.get("text"))
+        index = _int(data.get("contentBlockIndex"))
+        reasoning = delta.get("reasoningContent")
+        if isinstance(reasoning, dict):
+            return self._reasoning(index, reasoning)
         use = delta.get("toolUse")
         partial = use.get("input") if isinstance(use, dict) else None
         if not isinstance(partial, str) or not partial:
-            return []  # reasoningContent has no OpenAI counterpart
-        index = _int(data.get("contentBlockIndex"))
+            return []
         if index in self._answer_blocks:
             self._answer_blocks[index] = True
             return [self._chunk({"content": partial})]
@@ -102,6 +106,9 @@ class StreamTranslator:
 
     def _on_block_stop(self, data: dict[str, Any]) -> list[dict[str, Any]]:
         index = _int(data.get("contentBlockIndex"))
+        thought = self._thinking.pop(index, None)
+        if thought is not None:  # whole, with its signature: what a later turn sends back
+            return [self._chunk({"thinking_blocks": [thought]})]
         if self._answer_blocks.get(index) is False:  # an empty answer is still an object
             self._answer_blocks[index] = True
             return [self._chunk({"content": "{}"})]
@@ -112,6 +119,23 @@ class StreamTranslator:
         if reason == "tool_calls" and self._answer_blocks and not self._tool_index:
             reason = "stop"  # only the response tool was called: that is the answer
         return [*self._release(), self._chunk({}, reason)]
+
+    def _reasoning(self, index: int, delta: dict[str, Any]) -> list[dict[str, Any]]:
+        """Claude's thinking: each text piece a ``reasoning_content`` chunk; the block whole
+        in ``thinking_blocks`` at its contentBlockStop."""
+        if isinstance(delta.get("redactedContent"), str):
+            self._thinking[index] = {"type": "redacted_thinking", "data": delta["redactedContent"]}
+            return []
+        thought = self._thinking.setdefault(
+            index, {"type": "thinking", "thinking": "", "signature": ""}
+        )
+        if isinstance(delta.get("signature"), str):
+            thought["signature"] = str(thought.get("signature", "")) + delta["signature"]
+        text = delta.get("text")
+        if not isinstance(text, str) or not text or thought["type"] != "thinking":
+            return []
+        thought["thinking"] = str(thought["thinking"]) + text
+        return [self._chunk({"reasoning_content": text})]
 
     def _text(self, text: Any) -> list[dict[str, Any]]:
         if not isinstance(text, str) or not text:

@@ -16,13 +16,13 @@ from typing import Any
 
 from gateway.domain.errors import TranslationError
 from gateway.domain.usage import Usage
+from gateway.upstream.anthropic.thinking import THINKING_TYPES, plan_thinking, without_thinking
 from gateway.upstream.anthropic.translate import translate_messages
 from gateway.upstream.bedrock.options import inference_config, refuse_unsupported
 from gateway.upstream.bedrock.tools import plan_tool_config
 
-# OpenAI's reasoning_effort as Claude's thinking budget (tokens); Claude's least is 1024.
-THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 32768}
-MIN_THINKING_BUDGET = 1024
+# maxTokens of a thinking call that names none (Claude's thinking budget is part of it).
+DEFAULT_THINKING_MAX_TOKENS = 4096
 
 _FINISH_REASONS = {
     "end_turn": "stop",
@@ -39,6 +39,7 @@ _FINISH_REASONS = {
 class ConverseRequest:
     payload: dict[str, Any]  # the Converse body (the model is in the URL)
     response_tool: str | None  # the tool whose input is the answer (response_format)
+    ignored: tuple[str, ...] = ()  # accepted, not sent: the x-gateway-ignored-params names
 
 
 def is_claude(model_name: str) -> bool:
@@ -55,6 +56,9 @@ def translate_request(
     if n is not None and n != 1:
         raise TranslationError("only n=1 is supported for this model", "n")
     refuse_unsupported(body)
+    ignored: list[str] = []
+    if body.get("verbosity") is not None:
+        ignored.append("verbosity")  # the answer's length of style: Converse has no such knob
     raw = body.get("messages")
     if not isinstance(raw, list) or not raw:
         raise TranslationError("messages must be a non-empty array", "messages")
@@ -62,22 +66,23 @@ def translate_request(
     system, messages = translate_messages(raw)
     if not messages:
         raise TranslationError("messages must hold at least one non-system message", "messages")
+    config = inference_config(body, default_max_tokens)
+    blocks = [block for message in messages for block in message["content"]]
+    has_tool_blocks = any(b["type"] in ("tool_use", "tool_result") for b in blocks)
+    tool_config, response_tool = plan_tool_config(body, has_tool_blocks)
+    thinking = _thinking(body, model_name, config, messages, tool_config, ignored)
+    if thinking is None and any(b["type"] in THINKING_TYPES for b in blocks):
+        messages = without_thinking(messages)
     out: dict[str, Any] = {"messages": [_message(m) for m in messages]}
     if system:
         out["system"] = [{"text": text} for text in system]
-    config = inference_config(body, default_max_tokens)
-    thinking = _thinking(body, model_name, config)
     if config:
         out["inferenceConfig"] = config
-    has_tool_blocks = any(
-        "toolUse" in b or "toolResult" in b for m in out["messages"] for b in m["content"]
-    )
-    tool_config, response_tool = plan_tool_config(body, has_tool_blocks)
     if tool_config is not None:
         out["toolConfig"] = tool_config
     if thinking is not None:
         out["additionalModelRequestFields"] = {"thinking": thinking}
-    return ConverseRequest(out, response_tool)
+    return ConverseRequest(out, response_tool, tuple(ignored))
 
 
 def _refuse_image_links(raw: list[Any]) -> None:
@@ -98,51 +103,45 @@ def _refuse_image_links(raw: list[Any]) -> None:
 
 
 def _thinking(
-    body: dict[str, Any], model_name: str, config: dict[str, Any]
+    body: dict[str, Any],
+    model_name: str,
+    config: dict[str, Any],
+    messages: list[dict[str, Any]],
+    tool_config: dict[str, Any] | None,
+    ignored: list[str],
 ) -> dict[str, Any] | None:
-    """Claude's extended thinking for ``reasoning_effort``; maxTokens made to exceed the
-    budget, as Claude requires."""
+    """Claude's extended thinking for ``reasoning_effort``, planned as for Anthropic's own
+    API (``gateway.upstream.anthropic.thinking``): left out and listed as ignored where
+    Claude would refuse it (a forced tool, a max_tokens too small, a tool loop whose
+    thinking was not kept). Other Bedrock models: a 400 naming the field."""
     effort = body.get("reasoning_effort")
     if effort is None or effort == "none":
         return None
-    if effort not in THINKING_BUDGETS:
-        choices = ", ".join(["none", *THINKING_BUDGETS])
-        raise TranslationError(f"reasoning_effort must be one of {choices}", "reasoning_effort")
     if not is_claude(model_name):
         raise TranslationError(
             "'reasoning_effort' is translated for Claude models on AWS Bedrock only; "
             "leave it out for this model",
             "reasoning_effort",
         )
-    response_format = body.get("response_format")
-    kind = response_format.get("type") if isinstance(response_format, dict) else None
-    if kind in ("json_object", "json_schema"):
-        raise TranslationError(
-            "'response_format' (structured output) cannot be combined with 'reasoning_effort' "
-            "on this model (served by AWS Bedrock): extended thinking cannot force the answer "
-            "tool that makes the answer JSON; leave out one of them",
-            "reasoning_effort",
-        )
-    choice = body.get("tool_choice")
-    if choice == "required" or isinstance(choice, dict):
-        raise TranslationError(
-            "a forced 'tool_choice' cannot be combined with 'reasoning_effort' on Claude "
-            "(served by AWS Bedrock); use tool_choice 'auto'",
-            "tool_choice",
-        )
-    budget = THINKING_BUDGETS[effort]
-    max_tokens = config.get("maxTokens")
-    if max_tokens is None:
-        config["maxTokens"] = budget + 4096
-    elif max_tokens <= MIN_THINKING_BUDGET:
-        raise TranslationError(
-            f"reasoning_effort needs max_tokens above {MIN_THINKING_BUDGET} on Claude "
-            "(the thinking budget is part of it)",
-            "reasoning_effort",
-        )
-    else:
-        budget = min(budget, max_tokens - 1)
-    return {"type": "enabled", "budget_tokens": budget}
+    max_tokens = config.get("maxTokens") or DEFAULT_THINKING_MAX_TOKENS
+    choice = tool_config.get("toolChoice") if tool_config is not None else None
+    forced = (
+        {"type": "any"} if choice is not None and ("any" in choice or "tool" in choice) else None
+    )
+    plan = plan_thinking(body, max_tokens, messages, forced)
+    ignored.extend(plan.ignored)
+    if plan.thinking is None:
+        return None
+    config["maxTokens"] = max_tokens
+    temperature = config.get("temperature")
+    if temperature is not None and temperature != 1:  # Claude refuses them beside thinking
+        del config["temperature"]
+        ignored.append("temperature")
+    top_p = config.get("topP")
+    if top_p is not None and top_p < 0.95:
+        del config["topP"]
+        ignored.append("top_p")
+    return plan.thinking
 
 
 def _message(message: dict[str, Any]) -> dict[str, Any]:
@@ -158,6 +157,11 @@ def _block(block: dict[str, Any]) -> dict[str, Any]:
         source = block["source"]
         image_format = source["media_type"].removeprefix("image/")
         return {"image": {"format": image_format, "source": {"bytes": source["data"]}}}
+    if kind == "thinking":  # sent back as Claude wrote it, signature and all
+        text = {"text": block["thinking"], "signature": block["signature"]}
+        return {"reasoningContent": {"reasoningText": text}}
+    if kind == "redacted_thinking":
+        return {"reasoningContent": {"redactedContent": block["data"]}}
     if kind == "tool_use":
         return {
             "toolUse": {"toolUseId": block["id"], "name": block["name"], "input": block["input"]}
@@ -216,6 +220,24 @@ def completion_id(request_id: str | None) -> str:
     return f"chatcmpl-{request_id or uuid.uuid4().hex}"
 
 
+def thought_block(reasoning: Any) -> dict[str, Any] | None:
+    """A ``reasoningContent`` block as an Anthropic-style thinking block (what a later turn
+    sends back in ``thinking_blocks``)."""
+    if not isinstance(reasoning, dict):
+        return None
+    text = reasoning.get("reasoningText")
+    if isinstance(text, dict) and isinstance(text.get("text"), str):
+        signature = text.get("signature")
+        return {
+            "type": "thinking",
+            "thinking": text["text"],
+            "signature": signature if isinstance(signature, str) else "",
+        }
+    if isinstance(reasoning.get("redactedContent"), str):
+        return {"type": "redacted_thinking", "data": reasoning["redactedContent"]}
+    return None
+
+
 def from_converse_response(
     resp: dict[str, Any],
     model_name: str,
@@ -231,14 +253,18 @@ def from_converse_response(
     texts: list[str] = []
     answers: list[str] = []
     tool_calls: list[dict[str, Any]] = []
+    thoughts: list[dict[str, Any]] = []
     for block in content if isinstance(content, list) else []:
         if not isinstance(block, dict):
             continue
         if isinstance(block.get("text"), str):
             texts.append(block["text"])
+        thought = thought_block(block.get("reasoningContent"))
+        if thought is not None:
+            thoughts.append(thought)
         use = block.get("toolUse")
         if not isinstance(use, dict):
-            continue  # reasoningContent and the like have no OpenAI counterpart
+            continue
         arguments = json.dumps(use.get("input") or {}, ensure_ascii=False)
         if response_tool is not None and use.get("name") == response_tool:
             answers.append(arguments)
@@ -255,6 +281,9 @@ def from_converse_response(
     }
     if tool_calls:
         message["tool_calls"] = tool_calls
+    if thoughts:  # as the Anthropic adapter names them: the text, and the blocks to send back
+        message["reasoning_content"] = "".join(str(t.get("thinking") or "") for t in thoughts)
+        message["thinking_blocks"] = thoughts
     reason = finish_reason(resp.get("stopReason"))
     if reason == "tool_calls" and answers and not tool_calls:
         reason = "stop"  # only the response tool was called: that is the answer

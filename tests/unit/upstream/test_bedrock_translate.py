@@ -89,18 +89,47 @@ def test_what_converse_cannot_do_is_refused_naming_the_field(
     assert _refused(body, "amazon.nova-pro-v1:0").param == param
 
 
-def test_reasoning_effort_is_a_thinking_budget_below_max_tokens() -> None:
-    request = _request({"reasoning_effort": "high", "max_tokens": 5000})
+def test_reasoning_effort_is_claudes_thinking_planned_as_for_anthropic() -> None:
+    request = _request({"reasoning_effort": "high", "max_tokens": 5000, "temperature": 0.3})
     assert request.payload["additionalModelRequestFields"] == {
-        "thinking": {"type": "enabled", "budget_tokens": 4999}
+        "thinking": {"type": "enabled", "budget_tokens": 2500}  # at most half of max_tokens
     }
+    assert request.payload["inferenceConfig"] == {"maxTokens": 5000}  # Claude refuses 0.3
+    assert request.ignored == ("temperature",)
     unbounded = _request({"reasoning_effort": "low"})
-    assert unbounded.payload["inferenceConfig"] == {"maxTokens": 2048 + 4096}
-    assert _refused({"reasoning_effort": "low", "max_tokens": 1000}).param == "reasoning_effort"
-    json_too = {"reasoning_effort": "low", "response_format": {"type": "json_object"}}
-    assert _refused(json_too).param == "reasoning_effort"
+    assert unbounded.payload["inferenceConfig"] == {"maxTokens": 4096}
+    assert unbounded.payload["additionalModelRequestFields"]["thinking"]["budget_tokens"] == 2048
+    # Where Claude would refuse thinking, it is left out and listed, not a 400.
+    for body in (
+        {"reasoning_effort": "low", "max_tokens": 1000},
+        {"reasoning_effort": "low", "response_format": {"type": "json_object"}},
+    ):
+        request = _request(body)
+        assert "additionalModelRequestFields" not in request.payload
+        assert request.ignored == ("reasoning_effort",)
     assert _refused({"reasoning_effort": "none"} | {"n": 3}).param == "n"
     assert "additionalModelRequestFields" not in _request({"reasoning_effort": "none"}).payload
+
+
+def test_thinking_blocks_go_back_as_reasoning_content_and_only_with_thinking_on() -> None:
+    thought = {"type": "thinking", "thinking": "Look it up.", "signature": "sig=="}
+    call = {"id": "t1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    messages = [
+        *USER,
+        {"role": "assistant", "content": None, "tool_calls": [call], "thinking_blocks": [thought]},
+        {"role": "tool", "tool_call_id": "t1", "content": "found"},
+    ]
+    tools = [{"type": "function", "function": {"name": "f"}}]
+    body = {"messages": messages, "tools": tools, "reasoning_effort": "low"}
+    request = translate_request(body, CLAUDE, None)
+    assert request.payload["messages"][1]["content"] == [
+        {"reasoningContent": {"reasoningText": {"text": "Look it up.", "signature": "sig=="}}},
+        {"toolUse": {"toolUseId": "t1", "name": "f", "input": {}}},
+    ]
+    off = translate_request({"messages": messages, "tools": tools}, CLAUDE, None)
+    assert off.payload["messages"][1]["content"] == [
+        {"toolUse": {"toolUseId": "t1", "name": "f", "input": {}}}
+    ]
 
 
 def test_tools_choices_and_a_forced_response_tool() -> None:
@@ -178,6 +207,8 @@ def test_a_converse_answer_as_a_chat_completion() -> None:
     assert body["id"] == "chatcmpl-req-9"
     message = body["choices"][0]["message"]
     assert message["content"] == "Calling."
+    assert message["reasoning_content"] == "hmm"
+    assert message["thinking_blocks"] == [{"type": "thinking", "thinking": "hmm", "signature": "s"}]
     assert message["tool_calls"] == [
         {"id": "t1", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}
     ]
@@ -228,6 +259,20 @@ def test_stream_events_become_chunks_with_a_held_answer_tool() -> None:
     assert content == '{"a": 1}'  # the text before the answer tool is dropped
     assert out[-1]["choices"][0]["finish_reason"] == "stop"
     assert translator.usage_chunk()["usage"]["prompt_tokens"] == 3
+
+
+def test_stream_reasoning_is_reasoning_content_then_the_whole_block() -> None:
+    translator = StreamTranslator(CLAUDE, 1, "chatcmpl-x")
+    out = []
+    for delta in ({"text": "Hm"}, {"text": "m."}, {"signature": "sig"}):
+        event = {"contentBlockIndex": 0, "delta": {"reasoningContent": delta}}
+        out += translator.feed("contentBlockDelta", event)
+    out += translator.feed("contentBlockStop", {"contentBlockIndex": 0})
+    deltas = [c["choices"][0]["delta"] for c in out]
+    assert [d.get("reasoning_content") for d in deltas[:2]] == ["Hm", "m."]
+    assert deltas[2]["thinking_blocks"] == [
+        {"type": "thinking", "thinking": "Hmm.", "signature": "sig"}
+    ]
 
 
 def test_stream_tool_calls_carry_their_arguments_as_they_arrive() -> None:
