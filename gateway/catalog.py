@@ -37,6 +37,7 @@ _PROVIDER_IDS: dict[AdapterType, str] = {
     AdapterType.AZURE_OPENAI: "azure",
     AdapterType.ANTHROPIC: "anthropic",
     AdapterType.GEMINI: "google",
+    AdapterType.VERTEX: "google",  # its Claude models: Anthropic's prices (_provider_id)
     AdapterType.OPENROUTER: "openrouter",
     AdapterType.GROQ: "groq",
     AdapterType.TOGETHER: "together",
@@ -116,6 +117,12 @@ def _answer_lookups() -> None:
     sys.stdout.buffer.write(_ENCODER.encode(answers))
 
 
+def _provider_id(adapter: AdapterType, name: str) -> str:
+    if adapter is AdapterType.VERTEX and name.startswith("claude"):
+        return "anthropic"  # Claude on Vertex AI is billed at Anthropic's list prices
+    return _PROVIDER_IDS[adapter]
+
+
 def lookup(adapter: AdapterType, name: str) -> CatalogPrice | None:
     """The catalog's price of model ``name`` served through ``adapter``, or None when
     the catalog does not know it (or has no token price for it)."""
@@ -125,7 +132,9 @@ def lookup(adapter: AdapterType, name: str) -> CatalogPrice | None:
 
     snapshot = data_snapshot.get_snapshot()
     try:
-        provider, model = snapshot.find_provider_model(name, None, _PROVIDER_IDS[adapter], None)
+        provider, model = snapshot.find_provider_model(
+            name, None, _provider_id(adapter, name), None
+        )
     except LookupError:
         return None
     prices = model.prices

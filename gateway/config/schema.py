@@ -247,6 +247,10 @@ class ProviderSchema(Section):
     # None: the adapter decides (openai and azure_openai offer the Responses API).
     responses_api: bool | None = None
     region: Annotated[str, NonEmpty()] | None = None  # bedrock
+    # vertex: the Google Cloud project and location, and a service-account JSON (else ADC).
+    project: Annotated[str, NonEmpty()] | None = None
+    location: Annotated[str, NonEmpty()] | None = None
+    credentials_file: Annotated[str, NonEmpty()] | None = None
 
 
 class PriceTierSchema(Section):

@@ -86,6 +86,7 @@ class AdapterType(StrEnum):
     AZURE_OPENAI = "azure_openai"
     ANTHROPIC = "anthropic"
     GEMINI = "gemini"  # Google AI Studio (the Gemini API)
+    VERTEX = "vertex"  # Google Cloud Vertex AI: Gemini and Claude models
     OLLAMA = "ollama"
     OPENROUTER = "openrouter"
     GROQ = "groq"
@@ -150,6 +151,11 @@ class Provider:
     # Offers OpenAI's Responses API: /v1/responses is forwarded as is, not translated to chat.
     responses_api: bool = False
     region: str | None = None  # bedrock: the AWS region (signing and the default baseUrl)
+    # vertex: the Google Cloud project and location; the service-account JSON's path
+    # (None: Application Default Credentials).
+    project: str | None = None
+    location: str | None = None
+    credentials_file: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

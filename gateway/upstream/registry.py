@@ -13,6 +13,7 @@ from gateway.upstream.http import UpstreamHTTP
 from gateway.upstream.messages_bridge import MessagesBridge
 from gateway.upstream.openai_compat import OpenAICompatAdapter
 from gateway.upstream.responses_bridge import ResponsesBridge
+from gateway.upstream.vertex import VertexAdapter
 
 
 class AdapterRegistry:
@@ -22,6 +23,7 @@ class AdapterRegistry:
         self._adapters[AdapterType.AZURE_OPENAI] = AzureOpenAIAdapter(client)
         self._adapters[AdapterType.ANTHROPIC] = AnthropicAdapter(client)
         self._adapters[AdapterType.GEMINI] = GeminiAdapter(client)
+        self._adapters[AdapterType.VERTEX] = VertexAdapter(client)
         self._adapters[AdapterType.ECHO] = EchoAdapter()
         self._adapters[AdapterType.BEDROCK] = BedrockAdapter(client)
         # /v1/responses: native where the provider offers it, else translated to chat;

@@ -8,6 +8,14 @@ thinking model of the gemini-3 series, a model whose name holds ``thinking`` sig
 function calls and refuses a history whose calls lack the signature it gave. A function
 response must name a call of the model content before it.
 
+It plays Vertex AI too: ``/v1/projects/{project}/locations/{location}/publishers/
+{google|anthropic}/models/{model}:{method}`` with ``Authorization: Bearer`` holding a
+token its OAuth endpoint (``/token``, named in the service-account JSON that
+``service_account`` writes) issued after verifying the signed JWT with the account's
+public key; Google models take the same bodies as AI Studio (embeddings through
+``:predict``), Claude models Anthropic's Messages body without ``model`` and with
+``anthropic_version`` (``:rawPredict``, ``:streamRawPredict``).
+
 Tests script answers per model (``FakeGemini.script``): ``Turn`` (parts, finishReason,
 usage; streamed as SSE with text split into words and each call whole), ``Blocked`` (a
 prompt blocked by promptFeedback) or ``Failure`` (an error status, with RetryInfo or
@@ -24,10 +32,34 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 from tests.support.servers import LoopThread, loopback_socket
 
 API_KEY = "AIza-fake-gemini-key-0123"
+PROJECT = "proj-1"
+LOCATION = "us-central1"
+SERVICE_ACCOUNT = "gateway@proj-1.iam.gserviceaccount.com"
+SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+# The audience a service account's assertion names, whichever token_uri it is sent to.
+GOOGLE_TOKEN_AUDIENCE = "https://oauth2.googleapis.com/token"
+VERTEX_ANTHROPIC_VERSION = "vertex-2023-10-16"
+_CLAUDE_FIELDS = {
+    "anthropic_version": str,
+    "messages": list,
+    "system": (str, list),
+    "max_tokens": int,
+    "temperature": (int, float),
+    "top_p": (int, float),
+    "top_k": int,
+    "stop_sequences": list,
+    "stream": bool,
+    "tools": list,
+    "tool_choice": dict,
+    "metadata": dict,
+    "thinking": dict,
+}
 _NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$")
 
 
@@ -78,6 +110,9 @@ class FakeGemini:
         self.scripts: dict[str, list[Reply]] = {}
         self.received: list[Received] = []
         self.signatures: set[str] = set()  # signatures handed out
+        self.tokens: set[str] = set()  # access tokens issued
+        self.token_requests = 0
+        self._public_key: Any = None
         self._thread = LoopThread("fake-gemini")
         self._sock = loopback_socket()
         self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
@@ -93,6 +128,26 @@ class FakeGemini:
         self.received.clear()
         self.signatures.clear()
 
+    def service_account(self, path: Any) -> None:
+        """Write a service-account JSON whose key the token endpoint checks to ``path``."""
+        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        self._public_key = key.public_key()
+        pem = key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        ).decode()
+        account = {
+            "type": "service_account",
+            "project_id": PROJECT,
+            "private_key_id": "key-1",
+            "private_key": pem,
+            "client_email": SERVICE_ACCOUNT,
+            "client_id": "1234567890",
+            "token_uri": f"{self.url}/token",
+        }
+        path.write_text(json.dumps(account))
+
     def close(self) -> None:
         if self._runner is not None:
             self._thread.run(self._runner.cleanup())
@@ -107,6 +162,11 @@ class FakeGemini:
     async def _start(self) -> None:
         app = web.Application()
         app.router.add_post("/v1beta/models/{tail}", self._handle)
+        app.router.add_post("/token", self._token)
+        app.router.add_post(
+            "/v1/projects/{project}/locations/{location}/publishers/{publisher}/models/{tail}",
+            self._vertex,
+        )
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         await web.SockSite(self._runner, self._sock).start()
@@ -132,6 +192,12 @@ class FakeGemini:
             return _error(400, "INVALID_ARGUMENT", "send the key in x-goog-api-key only")
         if key != API_KEY:
             return _error(400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid key.")
+        return await self._serve(request, model, method, body, vertex=False)
+
+    async def _serve(
+        self, request: web.Request, model: str, method: str, body: Any, *, vertex: bool
+    ) -> web.StreamResponse:
+        embed_method = "predict" if vertex else "batchEmbedContents"
         try:
             if method in ("generateContent", "streamGenerateContent"):
                 stream = method == "streamGenerateContent"
@@ -140,8 +206,8 @@ class FakeGemini:
                 if not stream and request.query:
                     raise Invalid(f"unexpected query {dict(request.query)}")
                 self._check_generate(body, model)
-            elif method == "batchEmbedContents":
-                _check_batch_embed(body, model)
+            elif method == embed_method:
+                (_check_predict if vertex else _check_batch_embed)(body, model)
             else:
                 return _error(404, "NOT_FOUND", f"method {method} not found")
         except Invalid as exc:
@@ -152,10 +218,171 @@ class FakeGemini:
             return _failure(reply)
         if method == "batchEmbedContents":
             return web.json_response(_embeddings(body))
+        if method == "predict":
+            return web.json_response(_predictions(body))
         answer = self._answer(reply, model)
         if method == "generateContent":
             return web.json_response(answer)
         return await _sse(request, reply, answer)
+
+    async def _token(self, request: web.Request) -> web.Response:
+        """Google's OAuth token endpoint: a JWT bearer grant signed by the account's key."""
+        self.token_requests += 1
+        form = await request.post()
+        if form.get("grant_type") != "urn:ietf:params:oauth:grant-type:jwt-bearer":
+            return web.json_response({"error": "unsupported_grant_type"}, status=400)
+        try:
+            claims = self._verified(str(form.get("assertion", "")))
+        except (ValueError, KeyError) as exc:
+            return web.json_response(
+                {"error": "invalid_grant", "error_description": str(exc)}, status=400
+            )
+        if claims.get("iss") != SERVICE_ACCOUNT or claims.get("aud") != GOOGLE_TOKEN_AUDIENCE:
+            return web.json_response({"error": "invalid_grant"}, status=400)
+        if SCOPE not in str(claims.get("scope", "")).split():
+            return web.json_response({"error": "invalid_scope"}, status=400)
+        token = f"ya29.fake-{len(self.tokens)}"
+        self.tokens.add(token)
+        return web.json_response(
+            {"access_token": token, "expires_in": 3600, "token_type": "Bearer"}
+        )
+
+    def _verified(self, assertion: str) -> dict[str, Any]:
+        header, payload, signature = assertion.split(".")
+        if json.loads(_b64url(header)).get("alg") != "RS256":
+            raise ValueError("not RS256")
+        if self._public_key is None:
+            raise ValueError("no service account was written")
+        try:
+            self._public_key.verify(
+                _b64url(signature),
+                f"{header}.{payload}".encode(),
+                padding.PKCS1v15(),
+                hashes.SHA256(),
+            )
+        except Exception as exc:  # cryptography's InvalidSignature
+            raise ValueError("bad signature") from exc
+        claims: dict[str, Any] = json.loads(_b64url(payload))
+        if not claims["exp"] > claims["iat"]:
+            raise ValueError("expired")
+        return claims
+
+    async def _vertex(self, request: web.Request) -> web.StreamResponse:
+        info = request.match_info
+        model, _, method = info["tail"].partition(":")
+        try:
+            body = await request.json()
+        except json.JSONDecodeError:
+            return _error(400, "INVALID_ARGUMENT", "Invalid JSON payload received.")
+        self.received.append(
+            Received(
+                request.path,
+                method,
+                model,
+                dict(request.query),
+                dict(request.headers),
+                body if isinstance(body, dict) else {},
+            )
+        )
+        if (info["project"], info["location"]) != (PROJECT, LOCATION):
+            return _error(404, "NOT_FOUND", "no such project or location")
+        auth = request.headers.get("authorization", "")
+        if not auth.startswith("Bearer ") or auth.removeprefix("Bearer ") not in self.tokens:
+            return _error(401, "UNAUTHENTICATED", "Request had invalid authentication credentials.")
+        if "x-goog-api-key" in request.headers or "key" in request.query:
+            return _error(400, "INVALID_ARGUMENT", "Vertex AI takes no API key here")
+        if info["publisher"] == "anthropic":
+            return await self._claude(request, model, method, body)
+        if info["publisher"] != "google":
+            return _error(404, "NOT_FOUND", "no such publisher")
+        return await self._serve(request, model, method, body, vertex=True)
+
+    async def _claude(
+        self, request: web.Request, model: str, method: str, body: Any
+    ) -> web.StreamResponse:
+        try:
+            _fields(body, "", _CLAUDE_FIELDS)
+            if body.get("anthropic_version") != VERTEX_ANTHROPIC_VERSION:
+                raise Invalid("anthropic_version must be vertex-2023-10-16")
+            if "messages" not in body or "max_tokens" not in body:
+                raise Invalid("messages and max_tokens are required")
+            stream = method == "streamRawPredict"
+            if (
+                method not in ("rawPredict", "streamRawPredict")
+                or bool(body.get("stream")) != stream
+            ):
+                raise Invalid("rawPredict without stream, streamRawPredict with stream: true")
+        except Invalid as exc:
+            error = {"type": "invalid_request_error", "message": str(exc)}
+            return web.json_response({"type": "error", "error": error}, status=400)
+        replies = self.scripts.get(model) or []
+        reply = replies.pop(0) if replies else Turn()
+        if isinstance(reply, Failure):
+            return _failure(reply)
+        text = "".join(p.get("text", "") for p in getattr(reply, "parts", []))
+        usage = {
+            "input_tokens": reply.usage.get("promptTokenCount", 0),
+            "output_tokens": reply.usage.get("candidatesTokenCount", 0),
+        }
+        if not stream:
+            return web.json_response(
+                {
+                    "id": "msg_vertex",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": [{"type": "text", "text": text}],
+                    "stop_reason": "end_turn",
+                    "stop_sequence": None,
+                    "usage": usage,
+                }
+            )
+        response = web.StreamResponse(headers={"content-type": "text/event-stream"})
+        await response.prepare(request)
+        start = {
+            "id": "msg_vertex",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [],
+            "usage": {"input_tokens": usage["input_tokens"], "output_tokens": 1},
+        }
+        events: list[tuple[str, dict[str, Any]]] = [
+            ("message_start", {"type": "message_start", "message": start}),
+            (
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "text", "text": ""},
+                },
+            ),
+            *[
+                (
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": 0,
+                        "delta": {"type": "text_delta", "text": w},
+                    },
+                )
+                for w in re.findall(r"\S+\s*", text)
+            ],
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            (
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": "end_turn"},
+                    "usage": {"output_tokens": usage["output_tokens"]},
+                },
+            ),
+            ("message_stop", {"type": "message_stop"}),
+        ]
+        for name, data in events:
+            await response.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+        await response.write_eof()
+        return response
 
     def _answer(self, reply: Turn | Blocked, model: str) -> dict[str, Any]:
         if isinstance(reply, Blocked):
@@ -372,6 +599,40 @@ def _check_batch_embed(body: Any, model: str) -> None:
         _check_content(request.get("content"), f"{at}.content", role_required=False)
     if not body.get("requests"):
         raise Invalid("requests is required")
+
+
+def _check_predict(body: Any, model: str) -> None:
+    _fields(body, "", {"instances": list, "parameters": dict})
+    if not body.get("instances"):
+        raise Invalid("instances is required")
+    for i, instance in enumerate(body["instances"]):
+        _fields(instance, f"instances[{i}]", {"content": str, "task_type": str, "title": str})
+        if "content" not in instance:
+            raise Invalid(f"instances[{i}].content is required")
+    _fields(
+        body.get("parameters", {}),
+        "parameters",
+        {"outputDimensionality": int, "autoTruncate": bool},
+    )
+
+
+def _predictions(body: dict[str, Any]) -> dict[str, Any]:
+    size = body.get("parameters", {}).get("outputDimensionality", 3)
+    return {
+        "predictions": [
+            {
+                "embeddings": {
+                    "values": [round(len(i["content"]) / (k + 1), 3) for k in range(size)],
+                    "statistics": {"token_count": len(i["content"]), "truncated": False},
+                }
+            }
+            for i in body["instances"]
+        ]
+    }
+
+
+def _b64url(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
 def _fields(value: Any, at: str, allowed: dict[str, Any]) -> None:

@@ -27,6 +27,8 @@ ROOT = Path(__file__).resolve().parents[2]
         (AdapterType.OPENAI, "openai", "gpt-4o"),
         (AdapterType.ANTHROPIC, "anthropic", "claude-sonnet-4-5"),
         (AdapterType.GEMINI, "google", "gemini-2.5-flash"),
+        (AdapterType.VERTEX, "google", "gemini-2.5-pro"),
+        (AdapterType.VERTEX, "anthropic", "claude-sonnet-4-5"),
     ],
 )
 def test_a_catalog_price_costs_what_genai_prices_says(

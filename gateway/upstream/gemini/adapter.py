@@ -83,33 +83,47 @@ class GeminiAdapter:
             body=body, usage=usage_from_openai(body.get("usage")), response_model=None
         )
 
+    def url(self, call: UpstreamCall, method: str) -> str:
+        name = call.model.name.removeprefix("models/")
+        return f"{(call.provider.base_url or DEFAULT_BASE_URL).rstrip('/')}/models/{name}:{method}"
+
+    async def headers(self, call: UpstreamCall) -> dict[str, str]:
+        headers = {"content-type": "application/json", "accept-encoding": "identity"}
+        if call.provider.api_key:
+            headers["x-goog-api-key"] = call.provider.api_key
+        headers.update(call.headers)
+        return headers
+
     async def _send(
         self, call: UpstreamCall, method: str, payload: dict[str, Any]
     ) -> UpstreamResponse:
-        name = call.model.name.removeprefix("models/")
-        url = f"{(call.provider.base_url or DEFAULT_BASE_URL).rstrip('/')}/models/{name}:{method}"
-        asked: list[str] = []  # RetryInfo's delay, when the error body gives one
-
-        def shape(status: int, body: ErrorBody) -> tuple[int, dict[str, Any]]:
-            delay = retry_delay(body.data) if body.is_json else None
-            if delay is not None:
-                asked.append(delay)
-            return map_error(status, body)
-
-        try:
-            return await send_json(self._client, call, url, _headers(call), payload, shape=shape)
-        except UpstreamError as error:
-            if error.retry_after is None and asked:
-                error.retry_after = asked[0]
-            raise
+        return await send_google(
+            self._client, call, self.url(call, method), await self.headers(call), payload
+        )
 
 
-def _headers(call: UpstreamCall) -> dict[str, str]:
-    headers = {"content-type": "application/json", "accept-encoding": "identity"}
-    if call.provider.api_key:
-        headers["x-goog-api-key"] = call.provider.api_key
-    headers.update(call.headers)
-    return headers
+async def send_google(
+    client: UpstreamHTTP,
+    call: UpstreamCall,
+    url: str,
+    headers: dict[str, str],
+    payload: dict[str, Any],
+) -> UpstreamResponse:
+    """POST to a Google API: its errors as OpenAI envelopes, RetryInfo as Retry-After."""
+    asked: list[str] = []  # RetryInfo's delay, when the error body gives one
+
+    def shape(status: int, body: ErrorBody) -> tuple[int, dict[str, Any]]:
+        delay = retry_delay(body.data) if body.is_json else None
+        if delay is not None:
+            asked.append(delay)
+        return map_error(status, body)
+
+    try:
+        return await send_json(client, call, url, headers, payload, shape=shape)
+    except UpstreamError as error:
+        if error.retry_after is None and asked:
+            error.retry_after = asked[0]
+        raise
 
 
 def _single_call(body: dict[str, Any]) -> bool:
@@ -133,10 +147,15 @@ def _translated(call: UpstreamCall) -> dict[str, Any]:
             return translate_request(completion_to_chat(call.body), call.model.name)
         return translate_request(call.body, call.model.name)
     except TranslationError as exc:
-        refusal = as_gateway_error(exc).envelope()
-        raise UpstreamError(
-            FailureKind.UNTRANSLATABLE, exc.message, status=400, body=_ENCODER.encode(refusal)
-        ) from exc
+        raise refused(exc) from exc
+
+
+def refused(exc: TranslationError) -> UpstreamError:
+    """What cannot be translated: the 400 a client reads, nothing sent (``untranslatable``)."""
+    refusal = as_gateway_error(exc).envelope()
+    return UpstreamError(
+        FailureKind.UNTRANSLATABLE, exc.message, status=400, body=_ENCODER.encode(refusal)
+    )
 
 
 async def _translate(

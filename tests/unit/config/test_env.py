@@ -108,8 +108,8 @@ def test_environment_value_is_never_quoted_in_an_error() -> None:
 
     assert problems == [
         "providers[0].adapter: unknown adapter (from ${ADAPTER}) (expected one of "
-        "openai, azure_openai, anthropic, gemini, ollama, openrouter, groq, together, mistral, "
-        "custom, echo, bedrock)",
+        "openai, azure_openai, anthropic, gemini, vertex, ollama, openrouter, groq, together, "
+        "mistral, custom, echo, bedrock)",
         "configurations[0].model: unknown model (from ${MODEL}) (no model is defined)",
     ]
     assert not any("topsecret" in p for p in problems)
