@@ -14,6 +14,7 @@ import openai
 import pytest
 from agents import Agent as OpenAIAgent
 from agents import (
+    ModelSettings,
     Runner,
     function_tool,
     set_default_openai_api,
@@ -23,6 +24,7 @@ from agents import (
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
+from openai.types.shared import Reasoning
 from pydantic_ai import Agent
 from pydantic_ai.models.openai import OpenAIResponsesModel
 
@@ -31,6 +33,10 @@ from tests.support.gateway import TEST_KEY, RunningGateway, gateway_yaml
 
 UPSTREAM_MODELS = ("small-model", "compat-small", "claude-haiku")
 CONFIGURATIONS = ["chat", "translated", "claude-chat"]
+# Named like reasoning models (to keep the clients' code unchanged), served translated
+# (gpt-5 by Anthropic, o4-mini by an OpenAI-compatible provider): the frameworks change
+# their requests for such names.
+REASONING_NAMED = ["gpt-5", "o4-mini"]
 
 
 @pytest.fixture
@@ -50,7 +56,9 @@ def gateway(upstream: FakeUpstream, sqlite_url: str) -> Iterator[RunningGateway]
      price: {input: 1.00, output: 5.00}}""",
             configurations="""
   - {id: translated, mode: fixed, model: compat-model}
-  - {id: claude-chat, mode: fixed, model: haiku}""",
+  - {id: claude-chat, mode: fixed, model: haiku}
+  - {id: gpt-5, mode: fixed, model: haiku}
+  - {id: o4-mini, mode: fixed, model: compat-model}""",
         )
     )
     yield running
@@ -212,3 +220,115 @@ def test_langchain_chat_openai_with_the_responses_api_runs_a_tool_loop(
     second = model.invoke(messages)
     assert second.text == "x means ex."
     _assert_loop_recorded(gateway, "responses")
+
+
+def _ignored(gateway: RunningGateway) -> list[str | None]:
+    return [r["ignored_params"] for r in gateway.rows(expect=2)]
+
+
+@pytest.mark.parametrize(
+    ("configuration", "ignored"),
+    [("gpt-5", None), ("o4-mini", "include[reasoning.encrypted_content]")],
+)
+def test_pydantic_ai_runs_a_tool_loop_on_configurations_named_like_reasoning_models(
+    gateway: RunningGateway,
+    upstream: FakeUpstream,
+    monkeypatch: pytest.MonkeyPatch,
+    configuration: str,
+    ignored: str | None,
+) -> None:
+    """For such names pydantic-ai asks for the encrypted reasoning: Anthropic carries it,
+    an OpenAI-compatible provider has none (listed)."""
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{gateway.url}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    _agent_loop(upstream)
+    agent = Agent(f"openai:{configuration}")
+
+    @agent.tool_plain
+    def lookup(q: str) -> str:
+        """Look a word up."""
+        return "ex"
+
+    assert agent.run_sync("What does x mean?").output == "x means ex."
+    _assert_loop_recorded(gateway, "responses")
+    assert _ignored(gateway) == [ignored, ignored]
+
+
+@pytest.mark.parametrize(
+    ("configuration", "ignored"),
+    [
+        # gpt-5's defaults: reasoning effort low (thinking on Anthropic) and verbosity low;
+        # the second turn cannot send the thinking back (no encrypted reasoning kept), so
+        # it goes without thinking.
+        ("gpt-5", ["text.verbosity", "text.verbosity,reasoning.effort"]),
+        ("o4-mini", [None, None]),
+    ],
+)
+def test_openai_agents_runs_a_tool_loop_on_configurations_named_like_reasoning_models(
+    gateway: RunningGateway,
+    upstream: FakeUpstream,
+    openai_agents_client: openai.AsyncOpenAI,
+    configuration: str,
+    ignored: list[str | None],
+) -> None:
+    _agent_loop(upstream)
+    agent = OpenAIAgent(
+        name="helper", instructions="Use the tool.", tools=[lookup], model=configuration
+    )
+    assert Runner.run_sync(agent, "What does x mean?").final_output == "x means ex."
+    _assert_loop_recorded(gateway, "responses")
+    assert _ignored(gateway) == ignored
+    if configuration == "gpt-5":
+        first = next(r for r in upstream.received if r.path == "/anthropic/v1/messages")
+        assert first.body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+
+
+@pytest.mark.parametrize("configuration", REASONING_NAMED)
+@pytest.mark.parametrize("use_responses_api", [True, False])
+def test_langchain_with_a_reasoning_effort_on_configurations_named_like_reasoning_models(
+    gateway: RunningGateway, upstream: FakeUpstream, configuration: str, use_responses_api: bool
+) -> None:
+    _agent_loop(upstream)
+    model = ChatOpenAI(
+        model=configuration,
+        base_url=f"{gateway.url}/v1",
+        api_key=TEST_KEY,  # type: ignore[arg-type]
+        use_responses_api=use_responses_api,
+        reasoning_effort="low",
+        max_retries=0,
+    ).bind_tools([langchain_lookup])
+    messages: list[Any] = [HumanMessage("What does x mean?")]
+    first = model.invoke(messages)
+    (call,) = first.tool_calls
+    messages += [first, ToolMessage("ex", tool_call_id=call["id"])]
+    assert model.invoke(messages).text == "x means ex."
+    rows = gateway.rows(expect=2)
+    assert all(r["success"] for r in rows)
+    sent = upstream.received[0].body
+    if configuration == "gpt-5":  # Anthropic: extended thinking
+        assert sent["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    else:
+        assert sent["reasoning_effort"] == "low"
+
+
+def test_openai_agents_keeps_its_thinking_across_the_loop_with_encrypted_reasoning(
+    gateway: RunningGateway, upstream: FakeUpstream, openai_agents_client: openai.AsyncOpenAI
+) -> None:
+    _agent_loop(upstream)
+    settings = ModelSettings(
+        reasoning=Reasoning(effort="low"),
+        verbosity="low",
+        response_include=["reasoning.encrypted_content"],
+    )
+    agent = OpenAIAgent(
+        name="helper",
+        instructions="Use the tool.",
+        tools=[lookup],
+        model="gpt-5",
+        model_settings=settings,
+    )
+    assert Runner.run_sync(agent, "What does x mean?").final_output == "x means ex."
+    assert _ignored(gateway) == ["text.verbosity", "text.verbosity"]
+    sent = [r.body for r in upstream.received if r.path == "/anthropic/v1/messages"]
+    assert [b["thinking"]["type"] for b in sent] == ["enabled", "enabled"]
+    assert sent[1]["messages"][1]["content"][0]["type"] == "thinking"

@@ -328,3 +328,33 @@ async def test_nothing_attempted_behind_an_open_circuit_is_a_503() -> None:
     assert again.calls == []
     assert ctx.record.error_class is ErrorClass.CIRCUIT_OPEN
     assert error.message == "No eligible model for configuration 'alone': alone [circuit_open]"
+
+
+async def test_a_translation_refusal_touches_neither_health_nor_the_circuit() -> None:
+    """Nothing was sent: no health sample, the circuit as it was, and a half-open trial
+    slot the call took is free again for the next call."""
+    setup = _setup(threshold=1)
+    setup.breakers.record_failure("pa", time.monotonic() - 60)  # opened, cooldown over
+    refusal = UpstreamError(FailureKind.UNTRANSLATABLE, "no", status=400, body=b"{}")
+    fake = FakeAdapter({"pa": [refusal], "pb": ["answer-b"]})
+    error, _ = await _failed(setup, fake)
+    assert isinstance(error, UpstreamRejected) and error.error.kind is FailureKind.UNTRANSLATABLE
+    assert fake.calls == ["pa"]  # not retried, no fallback
+    assert setup.observed == []
+    assert setup.breakers.opened_at("pa") is not None  # still open, not closed by "success"
+    assert setup.breakers.try_acquire("pa", time.monotonic())  # the trial slot is free
+
+
+async def test_the_serving_attempts_ignored_params_are_the_rows() -> None:
+    setup = _setup()
+
+    async def dispatch(adapter: Adapter, call: UpstreamCall) -> str:
+        call.ignore("text.verbosity")
+        call.ignore("text.verbosity")
+        call.ignore("tools[web_search]")
+        return "answer"
+
+    ctx = _ctx("alone")
+    primary = setup.resolver.resolve(setup.resolver._config.configurations["alone"], ctx.request)
+    await setup.attempts.run(ctx, primary, dispatch)
+    assert ctx.record.ignored_params == "text.verbosity,tools[web_search]"
