@@ -29,6 +29,8 @@ from gateway.streaming.openai_stream import DONE_SENTINEL
 from gateway.streaming.sse import EventTooLarge, SSEDecoder, encode_event
 from gateway.upstream.base import Adapter, UpstreamCall, UpstreamReply
 from gateway.upstream.error_body import redact_json
+from gateway.upstream.vertex.urls import ANTHROPIC as ANTHROPIC_PUBLISHER
+from gateway.upstream.vertex.urls import publisher
 
 _ENCODER = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder()
@@ -75,7 +77,7 @@ _RESPONSES_NAMES = {
 def chat_call(call: UpstreamCall) -> UpstreamCall:
     """The chat call serving a Responses call, or the 400 for what cannot be translated.
     The chat call shares ``call.ignored``: what either translation leaves out is listed."""
-    thinking = call.provider.adapter is AdapterType.ANTHROPIC  # it takes its blocks back
+    thinking = takes_thinking_blocks(call)
     try:
         body = to_chat(call.body, call.provider.id, thinking=thinking, ignored=call.ignored)
     except Unsupported as refused:
@@ -87,6 +89,15 @@ def chat_call(call: UpstreamCall) -> UpstreamCall:
             body=_ENCODER.encode(refusal),
         ) from refused
     return dataclasses.replace(call, endpoint=Endpoint.CHAT, body=body)
+
+
+def takes_thinking_blocks(call: UpstreamCall) -> bool:
+    """The provider answers Claude's thinking blocks and takes them back (``thinking_blocks``
+    on chat messages): Anthropic, Bedrock, and Claude models on Vertex AI."""
+    adapter = call.provider.adapter
+    if adapter is AdapterType.VERTEX:
+        return publisher(call.model.name) == ANTHROPIC_PUBLISHER
+    return adapter in (AdapterType.ANTHROPIC, AdapterType.BEDROCK)
 
 
 def _rename_ignored(call: UpstreamCall) -> None:
