@@ -10,6 +10,9 @@ GatewayException
 ├── Unsupported             a /v1/responses parameter the translation to chat cannot express
 │                           (gateway/responses/request.py): relayed as an upstream 400
 │                           ``unsupported_parameter``
+├── Untranslatable          a /v1/messages parameter the translation to chat cannot express
+│                           (gateway/messages/request.py): relayed as an upstream 400
+│                           ``unsupported_parameter``, in Anthropic's envelope
 ├── MigrationLockTimeout    another process held the migration lock past the wait
 │                           (gateway/db/migrate_lock.py): startup and CLI only
 ├── UpstreamError           one upstream call failed, classified by ``kind`` (FailureKind);

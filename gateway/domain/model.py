@@ -19,6 +19,8 @@ class Capability(StrEnum):
     TOOLS = "tools"
     STREAMING = "streaming"
     JSON_MODE = "json_mode"
+    # Takes a reasoning effort (OpenAI's reasoning_effort): what Anthropic's thinking becomes.
+    REASONING = "reasoning"
 
 
 class Endpoint(StrEnum):

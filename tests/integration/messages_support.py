@@ -33,12 +33,17 @@ def gateway(upstream: FakeUpstream, sqlite_url: str) -> Iterator[RunningGateway]
         models="""
   - {id: haiku, provider: claude, name: claude-haiku, capabilities: [chat, tools, vision],
      contextLength: 200000, maxOutputTokens: 2048,
-     price: {input: 1.00, output: 5.00, cacheRead: 0.10, cacheWrite: 1.25}}""",
+     price: {input: 1.00, output: 5.00, cacheRead: 0.10, cacheWrite: 1.25}}
+  - {id: thinker, provider: fake, name: thinker-model, capabilities: [chat, tools, reasoning],
+     price: {input: 2.00, output: 8.00}}""",
         configurations="""
   - {id: claude-chat, mode: fixed, model: haiku}
   - {id: claude-rescued, mode: fixed, model: haiku, fallback: [chat]}
   - {id: routed, mode: criteria, policyMode: economy,
-     criteria: {capabilities: [chat], adapterTypes: [anthropic], preferLowestCost: true}}""",
+     criteria: {capabilities: [chat], adapterTypes: [anthropic], preferLowestCost: true}}
+  - {id: reasoner, mode: fixed, model: thinker}
+  - {id: routed-chat, mode: criteria, policyMode: economy,
+     criteria: {capabilities: [chat, tools], adapterTypes: [openai], preferLowestCost: true}}""",
     )
     with running_gateway(yaml_text) as running:
         yield running

@@ -94,7 +94,10 @@ def test_unknown_capability_is_an_error_at_its_index() -> None:
         """
     )
 
-    expected = "(expected one of chat, completion, embeddings, vision, tools, streaming, json_mode)"
+    expected = (
+        "(expected one of chat, completion, embeddings, vision, tools, streaming, json_mode, "
+        "reasoning)"
+    )
     assert problems == [
         f"models[0].capabilities[1]: unknown capability 'telepathy' {expected}",
         f"models[0].capabilities[3]: unknown capability 'mind_reading' {expected}",
