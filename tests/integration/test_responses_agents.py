@@ -19,6 +19,7 @@ from gateway.responses import reasoning
 from tests.support.fake_shapes import signature_of, unknown_chat_fields
 from tests.support.fake_upstream import FakeUpstream, Received
 from tests.support.gateway import RunningGateway, anthropic_provider, gateway_yaml, running_gateway
+from tests.support.openai_schema import assert_valid
 
 NAMESPACE: dict[str, Any] = {
     "type": "namespace",
@@ -272,3 +273,25 @@ def test_a_reasoning_model_named_configuration_takes_what_clients_send_for_it(
     assert answer.output[0].type == "reasoning"
     assert answer.output[0].summary[0].text == "Two and two."
     assert _sent(upstream, "/anthropic/v1/messages")[-1].body["thinking"]["budget_tokens"] == 10000
+
+
+def test_a_streamed_chat_answer_with_thinking_reads_with_the_sdks_stream_helper(
+    gateway: RunningGateway, upstream: FakeUpstream
+) -> None:
+    upstream.behave("claude-sonnet", thinking="Two and two.", content="It is 4")
+    with gateway.client().chat.completions.stream(
+        model="o4-mini",
+        messages=[{"role": "user", "content": "2+2?"}],
+        reasoning_effort="low",
+    ) as stream:
+        chunks = [event.chunk for event in stream if event.type == "chunk"]
+        final = stream.get_final_completion()
+    assert final.choices[0].message.content == "It is 4"
+    for chunk in chunks:
+        assert_valid(chunk.model_dump(exclude_unset=True), "CreateChatCompletionStreamResponse")
+    thoughts = [c.choices[0].delta.model_extra or {} for c in chunks if c.choices]
+    assert "".join(t.get("reasoning_content", "") for t in thoughts) == "Two and two."
+    (blocks,) = [t["thinking_blocks"] for t in thoughts if "thinking_blocks" in t]
+    assert blocks == [
+        {"type": "thinking", "thinking": "Two and two.", "signature": signature_of("Two and two.")}
+    ]
