@@ -9,6 +9,7 @@ import base64
 import json
 from decimal import Decimal
 
+import anthropic
 import openai
 import pytest
 from genai_prices import Usage as PriceUsage
@@ -28,7 +29,7 @@ from tests.integration.bedrock_support import (
     new_rows,
 )
 from tests.support.fake_bedrock import API_KEY, Answer, FakeBedrock
-from tests.support.gateway import RunningGateway
+from tests.support.gateway import TEST_KEY, RunningGateway
 
 __all__ = ["_fresh", "aws_environment", "bedrock", "gateway"]
 
@@ -473,3 +474,46 @@ def test_legacy_completions_go_through_the_chat_translation(
     rows = new_rows(gateway, before, expect=2)
     assert [r["operation"] for r in rows] == ["completion", "completion"]
     assert [r["actual_cost"] for r in rows] == [Decimal("0.000056")] * 2
+
+
+def test_an_exception_mid_stream_ends_the_stream_with_an_error_event(
+    gateway: RunningGateway, bedrock: FakeBedrock
+) -> None:
+    bedrock.script(
+        CLAUDE,
+        Answer(
+            text="One two three.",
+            stream_exception="ModelStreamErrorException",
+            stream_exception_after=3,
+        ),
+    )
+    stream = gateway.client().chat.completions.create(
+        model="claude-chat", messages=MESSAGES, stream=True
+    )
+    text = ""
+    with pytest.raises(openai.APIError) as failed:
+        for chunk in stream:
+            text += chunk.choices[0].delta.content or "" if chunk.choices else ""
+    assert text == "One two "  # what arrived before the exception
+    assert "fake stream failure" in failed.value.message
+    assert len(bedrock.sent("converse-stream")) == 1  # bytes were sent: no retry
+
+
+def test_the_anthropic_sdk_reaches_bedrock_through_the_messages_translation(
+    gateway: RunningGateway, bedrock: FakeBedrock
+) -> None:
+    bedrock.script(CLAUDE, Answer(text="Hi from Bedrock.", input_tokens=30, output_tokens=6))
+    client = anthropic.Anthropic(base_url=gateway.url, api_key=TEST_KEY, max_retries=0)
+    message = client.messages.create(
+        model="claude-chat",
+        max_tokens=100,
+        system="Be brief.",
+        messages=[{"role": "user", "content": "Say hello."}],
+    )
+    assert [block.type for block in message.content] == ["text"]
+    assert message.content[0].text == "Hi from Bedrock."  # type: ignore[union-attr]
+    assert (message.usage.input_tokens, message.usage.output_tokens) == (30, 6)
+    (sent,) = bedrock.sent("converse")
+    assert sent.body["system"] == [{"text": "Be brief."}]
+    assert sent.body["inferenceConfig"] == {"maxTokens": 100}
+    assert bedrock.refused == []

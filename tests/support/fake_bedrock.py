@@ -61,6 +61,8 @@ class Answer:
     exception: str = "ThrottlingException"
     retry_after: str | None = None
     stream_exception: str | None = None  # a stream answered by this exception frame alone
+    # ... or after this many event frames (messageStart counts)
+    stream_exception_after: int | None = None
     embedding: list[float] = field(default_factory=lambda: [0.25, -0.5, 1.0])
 
 
@@ -306,7 +308,7 @@ async def _stream(request: web.Request, answer: Answer) -> web.StreamResponse:
         headers={"content-type": "application/vnd.amazon.eventstream", "x-amzn-requestid": "req-2"}
     )
     await response.prepare(request)
-    if answer.stream_exception is not None:
+    if answer.stream_exception is not None and answer.stream_exception_after is None:
         await response.write(_exception(answer.stream_exception, "fake stream failure"))
         await response.write_eof()
         return response
@@ -336,6 +338,9 @@ async def _stream(request: web.Request, answer: Answer) -> web.StreamResponse:
         index += 1
     frames.append(_event("messageStop", {"stopReason": _stop_reason(answer)}))
     frames.append(_event("metadata", {"usage": _usage(answer), "metrics": {"latencyMs": 12}}))
+    if answer.stream_exception is not None and answer.stream_exception_after is not None:
+        frames = frames[: answer.stream_exception_after]
+        frames.append(_exception(answer.stream_exception, "fake stream failure"))
     data = b"".join(frames)
     for i in range(0, len(data), 50):  # frames split across reads, as TCP may
         await response.write(data[i : i + 50])
