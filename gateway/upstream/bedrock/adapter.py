@@ -4,7 +4,9 @@ embeddings.py and stream.py; signing in auth.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import importlib
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
@@ -51,6 +53,7 @@ class BedrockAdapter:
         self._client = client
         # One authorizer a provider (and its credentials), made on its first call.
         self._authorizers: dict[tuple[str, str | None, str | None], Authorizer] = {}
+        self._decoder_loaded = False
 
     async def complete(self, call: UpstreamCall) -> UpstreamReply:
         if call.endpoint is Endpoint.EMBEDDINGS:
@@ -72,6 +75,9 @@ class BedrockAdapter:
 
     async def open_stream(self, call: UpstreamCall, ask_usage: bool) -> AsyncIterator[bytes]:
         request = _translated(call)
+        if not self._decoder_loaded:  # botocore's decoder imported once, off the event loop
+            await asyncio.to_thread(importlib.import_module, "botocore.eventstream")
+            self._decoder_loaded = True
         response = await self._send(call, "converse-stream", request.payload, accept=EVENT_STREAM)
         chunk_id = completion_id(response.headers.get("x-amzn-requestid"))
         translator = StreamTranslator(

@@ -81,6 +81,8 @@ class SigV4:
 
     def _resolve_chain(self) -> Any:
         if self._source is None:
+            import botocore.auth  # imported here, on the thread, for headers() to find
+            import botocore.awsrequest
             import botocore.session
 
             self._source = botocore.session.get_session().get_credentials()
