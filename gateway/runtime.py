@@ -39,6 +39,8 @@ from gateway.domain.settings import GatewayConfig
 from gateway.governance.admin import Admin
 from gateway.governance.directory import Directory
 from gateway.governance.store import GovernanceStore
+from gateway.limits import RateLimiter
+from gateway.limits.local import InProcessLimiter
 from gateway.metrics import Metrics, multiprocess
 from gateway.pipeline.attempts import Attempts
 from gateway.pipeline.context import Target
@@ -152,6 +154,8 @@ class Runtime:
             on_outage=config.budgets.on_database_outage,
             tasks=self.tasks,
         )
+        # Rate limits: kept across reloads (the counts are the deployment's, not a file's).
+        self.limiter: RateLimiter = self._limiter_for(config)
         self.cache = StoredResponseCache(
             make_store(config.cache, self.engine, self.skipped),
             fingerprints=configuration_fingerprints(config),
@@ -235,6 +239,7 @@ class Runtime:
             budgets=self.budgets,
             cache=self.cache.with_fingerprints(configuration_fingerprints(config)),
             tracer=self.tracer,
+            limiter=self.limiter,
         )
         auth = config.auth
         signer = signer_for(auth.admin_key_hash, auth.console_session_hours)
@@ -261,6 +266,18 @@ class Runtime:
                 skipped=self.skipped,
             )
         return InProcessCircuits(settings.failure_threshold, settings.cooldown_seconds)
+
+    def _limiter_for(self, config: GatewayConfig) -> RateLimiter:
+        """In process; with ``redis.url``, in Redis (this process's own limiter standing in
+        during an outage under ``onRedisOutage: local``)."""
+        lease_ms = int((config.server.request_timeout_seconds + 60.0) * 1000)
+        local = InProcessLimiter(lease_ms)
+        if self._redis is None:
+            return local
+        from gateway.limits.redis_limiter import RedisLimiter
+
+        refuse = config.rate_limits.on_redis_outage == "refuse"
+        return RedisLimiter(self._redis, local, lease_ms=lease_ms, refuse_on_outage=refuse)
 
     def _adapter_for(self, target: Target) -> Adapter:
         return self.adapters.for_type(target.provider.adapter)

@@ -9,7 +9,23 @@ from gateway.domain.settings import GatewayConfig
 
 def config_warnings(config: GatewayConfig) -> list[str]:
     """Every warning, each ``yaml.path: message`` like a problem."""
-    return _prices_differing_from_the_catalog(config)
+    return _per_process_rate_limits(config) + _prices_differing_from_the_catalog(config)
+
+
+def _per_process_rate_limits(config: GatewayConfig) -> list[str]:
+    """Several processes without Redis: each counts ``rateLimit`` alone."""
+    if config.redis.url is not None:
+        return []
+    workers = config.server.workers
+    shared = not config.database.url.startswith("sqlite")
+    if workers <= 1 and not shared:
+        return []
+    why = f"server.workers is {workers}" if workers > 1 else "the database is shared"
+    return [
+        f"redis.url: not set while {why}: rate limits (rateLimit) are counted by each "
+        "process alone, so N processes admit up to N times a limit "
+        "(docs/operations.md, 'Rate limits')"
+    ]
 
 
 def _prices_differing_from_the_catalog(config: GatewayConfig) -> list[str]:

@@ -104,4 +104,5 @@ def _api_key(entry: KeySchema, digest: str) -> ApiKey:
         else None,
         budget=to_budget(entry.budget),
         team=entry.team,
+        rate_limit=to_rate_limit(entry.rate_limit),
     )

@@ -26,7 +26,7 @@ from gateway.config.schema import (
     ProviderSchema,
     RedisSchema,
 )
-from gateway.config.sections import resolve_sections, to_budget
+from gateway.config.sections import resolve_sections, to_budget, to_rate_limit
 from gateway.domain.model import (
     AdapterType,
     CacheSpec,
@@ -71,6 +71,7 @@ def build(file: FileSchema, raw: Any, problems: Problems) -> GatewayConfig | Non
         cache=cache,
         redis=redis,
         budgets=sections.budgets,
+        rate_limits=sections.rate_limits,
         auth=auth,
         routing=sections.routing,
         health=sections.health,
@@ -257,6 +258,7 @@ def _model(entry: ModelSchema, index: int) -> Model:
         default=entry.default,
         order=index,
         price_source=CONFIG_PRICE if entry.price is not None else None,
+        rate_limit=to_rate_limit(entry.rate_limit),
     )
 
 
@@ -351,6 +353,7 @@ def _configuration(
         budget=to_budget(entry.budget),
         cache=_cache_spec(entry),
         operation_capability_enforcement=entry.operation_capability_enforcement,
+        rate_limit=to_rate_limit(entry.rate_limit),
     )
 
 

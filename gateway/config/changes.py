@@ -22,6 +22,7 @@ RESTART_ONLY = (
     ("telemetry", "telemetry"),
     ("cache", "cache"),
     ("budgets", "budgets"),
+    ("rateLimits", "rate_limits"),
     ("redis", "redis"),
 )
 

@@ -164,6 +164,15 @@ class BudgetsSchema(Section):
     on_database_outage: OutagePolicy = OutagePolicy.ADMIT
 
 
+class RedisOutagePolicy(StrEnum):
+    LOCAL = "local"  # each process limits alone meanwhile
+    REFUSE = "refuse"  # 503 rate_limit_unavailable
+
+
+class RateLimitsSchema(Section):
+    on_redis_outage: RedisOutagePolicy = RedisOutagePolicy.LOCAL
+
+
 class LimitsSchema(Section):
     requests: NonNegInt | None = None
     tokens: NonNegInt | None = None
@@ -188,6 +197,7 @@ class KeySchema(Section):
     configurations: list[Id] | None = None
     budget: BudgetSchema | None = None
     team: Id | None = None  # a teams[] id
+    rate_limit: RateLimitSchema | None = None
 
 
 class TeamSchema(Section):
@@ -279,6 +289,7 @@ class ModelSchema(Section):
     price: PriceSchema | None = None
     active: bool = True
     default: bool = False
+    rate_limit: RateLimitSchema | None = None  # the provider account's quota for it
 
 
 class CriteriaSchema(Section):
@@ -305,6 +316,7 @@ class ConfigurationSchema(Section):
     cache: ResponseCacheSchema | None = None
     # None: routing.operationCapabilityEnforcement decides.
     operation_capability_enforcement: Enforcement | None = None
+    rate_limit: RateLimitSchema | None = None
 
 
 class FileSchema(Section):
@@ -315,6 +327,7 @@ class FileSchema(Section):
     cache: CacheStoreSchema = msgspec.field(default_factory=CacheStoreSchema)
     redis: RedisSchema = msgspec.field(default_factory=RedisSchema)
     budgets: BudgetsSchema = msgspec.field(default_factory=BudgetsSchema)
+    rate_limits: RateLimitsSchema = msgspec.field(default_factory=RateLimitsSchema)
     auth: AuthSchema = msgspec.field(default_factory=AuthSchema)
     teams: list[TeamSchema] = []
     routing: RoutingSchema = msgspec.field(default_factory=RoutingSchema)

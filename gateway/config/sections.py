@@ -19,6 +19,7 @@ from gateway.domain.settings import (
     DatabaseSettings,
     HealthSettings,
     OtelSettings,
+    RateLimitSettings,
     ServerSettings,
     TelemetrySettings,
 )
@@ -30,6 +31,7 @@ class Sections:
     database: DatabaseSettings
     telemetry: TelemetrySettings
     budgets: BudgetSettings
+    rate_limits: RateLimitSettings
     routing: RoutingSettings
     health: HealthSettings
     circuit_breaker: CircuitBreakerSettings
@@ -63,6 +65,7 @@ def resolve_sections(file: FileSchema) -> Sections:
             otel=_otel(file.telemetry.otel),
         ),
         budgets=BudgetSettings(on_database_outage=file.budgets.on_database_outage.value),
+        rate_limits=RateLimitSettings(on_redis_outage=file.rate_limits.on_redis_outage.value),
         routing=RoutingSettings(
             policy_mode=routing.policy_mode,
             call_history=routing.call_history,

@@ -53,6 +53,7 @@ GatewayException
     ├── HostNotAllowed          421 invalid_request_error   host_not_allowed
     ├── BudgetExceeded          429 rate_limit_error        budget_exceeded
     ├── RateLimited             429 rate_limit_error        rate_limited
+    ├── RateLimitExceeded       429 rate_limit_error        rate_limit_exceeded
     ├── RequestHeadTooLarge     431 invalid_request_error   request_header_too_large
     ├── InternalError           500 api_error               internal_error
     ├── BudgetCheckFailed       500 api_error               internal_error
@@ -61,6 +62,7 @@ GatewayException
     ├── UpstreamAuthFailed      502 api_error               upstream_auth_failed
     ├── BudgetUnavailable       503 api_error               budget_unavailable
     ├── BudgetBusy              503 api_error               budget_busy
+    ├── RateLimitUnavailable    503 api_error               rate_limit_unavailable
     ├── SessionCheckFailed      503 api_error               session_check_failed
     ├── ServerBusy              503 api_error               server_busy
     └── UpstreamTimedOut        504 api_error               upstream_timeout
@@ -260,6 +262,33 @@ class RateLimited(GatewayError):
 
     def headers(self) -> dict[str, str]:
         return {"retry-after": self.retry_after} if self.retry_after else {}
+
+
+class RateLimitExceeded(GatewayError):
+    """A key, team or configuration rate limit (``rateLimit``) refused the call, or every
+    model it could be sent to is at its own ``models[].rateLimit``."""
+
+    status = 429
+    code = "rate_limit_exceeded"
+    error_class = ErrorClass.RATE_LIMIT_EXCEEDED
+
+    def __init__(self, message: str, *, retry_after_seconds: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after_seconds = retry_after_seconds
+
+    def headers(self) -> dict[str, str]:
+        return {"retry-after": str(self.retry_after_seconds)}
+
+
+class RateLimitUnavailable(GatewayError):
+    """Redis (``redis.url``) is away and ``rateLimits.onRedisOutage`` is ``refuse``."""
+
+    status = 503
+    code = "rate_limit_unavailable"
+    error_class = ErrorClass.RATE_LIMIT_UNAVAILABLE
+
+    def headers(self) -> dict[str, str]:
+        return {"retry-after": "1"}
 
 
 class InternalError(GatewayError):

@@ -44,6 +44,8 @@ class ErrorClass(StrEnum):
     BUDGET_UNAVAILABLE = "budget_unavailable"
     BUDGET_BUSY = "budget_busy"
     BUDGET_ERROR = "budget_error"
+    RATE_LIMIT_EXCEEDED = "rate_limit_exceeded"  # a rateLimit refused it (gateway.limits)
+    RATE_LIMIT_UNAVAILABLE = "rate_limit_unavailable"  # Redis away, onRedisOutage: refuse
     NO_ELIGIBLE_MODEL = "no_eligible_model"
     INVALID_REQUEST = "invalid_request"  # refused at ingress: a body of the wrong shape
     UNTRANSLATABLE = "untranslatable"  # refused by the translation to the provider's API
@@ -51,7 +53,9 @@ class ErrorClass(StrEnum):
 
 
 # Why a configuration resolved to nothing that can be attempted.
-ResolutionFailure = Literal[ErrorClass.NO_ELIGIBLE_MODEL, ErrorClass.CIRCUIT_OPEN]
+ResolutionFailure = Literal[
+    ErrorClass.NO_ELIGIBLE_MODEL, ErrorClass.CIRCUIT_OPEN, ErrorClass.RATE_LIMIT_EXCEEDED
+]
 
 # A retryable kind means another attempt may answer: a retry or a fallback. An unusable 2xx
 # answer (invalid JSON, no message, too large) or a redirect is the provider's fault, like

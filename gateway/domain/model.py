@@ -10,6 +10,8 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Literal
 
+from gateway.domain.limits import RateLimit
+
 
 class Capability(StrEnum):
     CHAT = "chat"
@@ -174,6 +176,9 @@ class Model:
     order: int = 0  # position in the YAML: the final tiebreak
     # Where ``price`` came from: "config" (the YAML) or "catalog:<data version>".
     price_source: str | None = None
+    # The provider account's own quota for this model (gateway.limits): at it, the model
+    # is not sent the call.
+    rate_limit: RateLimit | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +227,7 @@ class Configuration:
     cache: CacheSpec | None = None
     # None: routing.operationCapabilityEnforcement decides.
     operation_capability_enforcement: Enforcement | None = None
+    rate_limit: RateLimit | None = None  # every key's calls to it together (gateway.limits)
 
     @property
     def is_fixed(self) -> bool:

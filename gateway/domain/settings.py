@@ -84,6 +84,11 @@ class BudgetSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class RateLimitSettings:
+    on_redis_outage: str = "local"  # local | refuse
+
+
+@dataclass(frozen=True, slots=True)
 class ApiKey:
     id: str
     key_hash: str = field(repr=False)  # hex SHA-256 of the key, never the key
@@ -93,7 +98,7 @@ class ApiKey:
     # keys; ``configurations`` above is then already the key's own ones met with the team's.
     team: str | None = None
     team_budget: BudgetSpec | None = None
-    rate_limit: RateLimit | None = None  # stored and served; enforced by gateway.limits
+    rate_limit: RateLimit | None = None  # enforced by gateway.limits
     team_rate_limit: RateLimit | None = None
     source: str = "file"  # file: auth.keys in YAML | database: made at runtime
     expires_at: datetime | None = None  # aware UTC; refused from this second on
@@ -141,6 +146,7 @@ class GatewayConfig:
     cache: CacheStoreSettings = CacheStoreSettings()
     redis: RedisSettings = RedisSettings()
     budgets: BudgetSettings = BudgetSettings()
+    rate_limits: RateLimitSettings = RateLimitSettings()
     auth: AuthSettings = AuthSettings()
     routing: RoutingSettings = RoutingSettings()
     health: HealthSettings = HealthSettings()

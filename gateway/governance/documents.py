@@ -266,6 +266,7 @@ def file_key(key: ApiKey) -> StoredKey:
         team=key.team,
         configurations=key.configurations,
         budget=key.budget,
+        rate_limit=key.rate_limit,
         source="file",
     )
 

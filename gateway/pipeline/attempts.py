@@ -38,6 +38,9 @@ Dispatch = Callable[[Adapter, UpstreamCall], Awaitable[T]]
 UpstreamObserver = Callable[[str, float, FailureKind | None], None]
 # Holds a fallback's own budget before it is tried; raises BudgetExceeded to skip it.
 FallbackAdmission = Callable[[Resolution], Awaitable[None]]
+# A step's model against its models[].rateLimit: the resolution to attempt (another
+# candidate, or none); the flag says it is the call's primary.
+ModelAdmission = Callable[[Resolution, bool], Awaitable[Resolution]]
 
 
 class Attempts:
@@ -59,6 +62,7 @@ class Attempts:
         primary: Resolution,
         dispatch: Dispatch[T],
         admit_fallback: FallbackAdmission | None = None,
+        admit_model: ModelAdmission | None = None,
     ) -> tuple[T, Target]:
         """A fallback its budget refuses is not attempted; when nothing is attempted after
         it, that refusal is the answer."""
@@ -68,6 +72,8 @@ class Attempts:
         refused: BudgetExceeded | None = None
         for index, step in enumerate(plan):
             resolution = self._resolver.resolved(step, ctx.request)
+            if admit_model is not None and resolution.target is not None:
+                resolution = await admit_model(resolution, index == 0)
             target = resolution.target
             cid = resolution.configuration.id
             if target is None:
@@ -264,6 +270,10 @@ def _final_error(
         (r, e) for r, e in failures if e is not None and e.kind != FailureKind.CIRCUIT_OPEN
     ]
     name = ctx.request.configuration
+    limited = ctx.model_refusal
+    quota = ErrorClass.RATE_LIMIT_EXCEEDED
+    if not attempted and limited is not None and all(r.failure is quota for r, _ in failures):
+        return limited  # every step's models at their quota: 429, not 503
     if not attempted:
         ctx.record.error_class = _nothing_attempted_class(failures)
         return NoEligibleModel(

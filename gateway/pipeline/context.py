@@ -6,11 +6,13 @@ import time
 from dataclasses import dataclass, field
 
 from gateway.domain.clock import utc_now
+from gateway.domain.errors import RateLimitExceeded
 from gateway.domain.model import Configuration, Model, Provider
 from gateway.domain.settings import ApiKey
 from gateway.domain.signals import Signal
 from gateway.hooks import Reservation
 from gateway.inbound import InboundRequest
+from gateway.limits import Ticket
 from gateway.routing.decision import Decision
 from gateway.routing.detail import AttemptNote, CallTrail
 from gateway.telemetry.records import TelemetryRecord
@@ -95,6 +97,11 @@ class CallContext:
     # Holds on the budgets of fallbacks the call reached, settled with the primary's.
     fallback_holds: list[Reservation] = field(default_factory=list)
     span: CallSpan | None = None  # telemetry.otel: the call's server span
+    # Rate limits (gateway.pipeline.limits): the answer's x-ratelimit-* headers, what the
+    # call holds (a ticket, and the model it is for or None), the first model quota met.
+    limit_headers: dict[str, str] | None = None
+    limit_tickets: list[tuple[Ticket, str | None]] = field(default_factory=list)
+    model_refusal: RateLimitExceeded | None = None
 
     def __post_init__(self) -> None:
         self.record = TelemetryRecord(

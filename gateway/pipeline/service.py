@@ -33,6 +33,7 @@ from gateway.hooks import (
     ResponseCache,
 )
 from gateway.inbound import InboundRequest
+from gateway.limits import RateLimiter
 from gateway.pipeline.accounting import (
     HIT_COST_USD,
     account_reported,
@@ -41,8 +42,9 @@ from gateway.pipeline.accounting import (
     estimate_whole,
     log_invalid_usage,
 )
-from gateway.pipeline.attempts import Attempts, FallbackAdmission
+from gateway.pipeline.attempts import Attempts, FallbackAdmission, ModelAdmission
 from gateway.pipeline.context import CallContext, Target, note_decision, note_fixed, trail_of
+from gateway.pipeline.limits import CallLimits
 from gateway.pipeline.measures import finish_measures, upstream_model
 from gateway.pipeline.resolve import Resolution, Resolver
 from gateway.pipeline.stream import StreamRelay
@@ -115,6 +117,7 @@ class Pipeline:
         budgets: BudgetGate | None = None,
         cache: ResponseCache | None = None,
         tracer: CallTracer | None = None,
+        limiter: RateLimiter | None = None,
     ) -> None:
         self._config = config
         self._resolver = resolver
@@ -125,6 +128,7 @@ class Pipeline:
         self._budgets: BudgetGate = budgets or NoBudgets()
         self._cache: ResponseCache = cache or NoCache()
         self._tracer: CallTracer = tracer or NoTracing()
+        self._limits = CallLimits(limiter, counter, config) if limiter is not None else None
 
     def context(
         self,
@@ -167,6 +171,8 @@ class Pipeline:
         held = _Held()
         try:
             self._permit(configuration, ctx.key)
+            if self._limits is not None:
+                await self._limits.admit(ctx, configuration, self._models_of(ctx, configuration))
             served = await serve(ctx, configuration, held)
         except UpstreamRejected as rejected:
             answer = self._rejected(ctx, rejected)
@@ -180,10 +186,12 @@ class Pipeline:
         else:
             if isinstance(served, StreamAnswer):
                 _trace_header(ctx, served.headers)
+                _limit_headers(ctx, served.headers)
                 return served
             answer = served
         await self.end(ctx, held.reservation)
         _trace_header(ctx, answer.headers)
+        _limit_headers(ctx, answer.headers)
         return answer
 
     async def refuse(self, ctx: CallContext, refused: GatewayError) -> Answer:
@@ -211,7 +219,7 @@ class Pipeline:
         primary = self._primary(ctx, configuration)
         held.reservation = await self._reserve(configuration, ctx, primary)
         reply, target = await self._attempts.run(
-            ctx, primary, _complete, self._fallback_admission(ctx)
+            ctx, primary, _complete, self._fallback_admission(ctx), self._model_admission(ctx)
         )
         answer, plain = await self._answer_whole(ctx, reply, target, keep_plain=cacheable)
         if plain is not None:
@@ -225,7 +233,11 @@ class Pipeline:
         primary = self._primary(ctx, configuration)
         held.reservation = reservation = await self._reserve(configuration, ctx, primary)
         opened, target = await self._attempts.run(
-            ctx, primary, self._open_stream, self._fallback_admission(ctx)
+            ctx,
+            primary,
+            self._open_stream,
+            self._fallback_admission(ctx),
+            self._model_admission(ctx),
         )
 
         async def on_end(ended: CallContext) -> None:
@@ -240,6 +252,35 @@ class Pipeline:
         chunks = await adapter.open_stream(call, ask_usage=True)
         tracker = counting_tracker(self._counter, call.model.name, call.endpoint)
         return await open_checked(chunks, tracker, self._config.server.max_upstream_event_bytes)
+
+    def _models_of(
+        self, ctx: CallContext, configuration: Configuration
+    ) -> Callable[[], list[Model]]:
+        """The models a call to ``configuration`` may end on, resolved as the budget
+        estimate does (never exploring): asked only when a tokens limit applies."""
+
+        def models() -> list[Model]:
+            request = ctx.request
+            steps: list[Configuration | Resolution] = [configuration]
+            steps.extend(self._resolver.fallbacks(configuration, request))
+            found: list[Model] = []
+            for step in steps:
+                resolution = self._resolver.resolved(step, request)
+                if resolution.target is not None:
+                    found.append(resolution.target.model)
+            return found
+
+        return models
+
+    def _model_admission(self, ctx: CallContext) -> ModelAdmission | None:
+        limits = self._limits
+        if limits is None:
+            return None
+
+        async def admit(resolution: Resolution, primary: bool) -> Resolution:
+            return await limits.admit_model(ctx, resolution, primary)
+
+        return admit
 
     async def _reserve(
         self, configuration: Configuration, ctx: CallContext, primary: Resolution
@@ -286,12 +327,15 @@ class Pipeline:
         self._record(ctx)
         holds = [reservation] if reservation is not None else []
         holds.extend(ctx.fallback_holds)
-        if holds:
-            await asyncio.shield(self._settle_all(holds, ctx.record))
+        if holds or ctx.limit_tickets:
+            await asyncio.shield(self._settle_all(holds, ctx))
 
-    async def _settle_all(self, holds: list[Reservation], record: TelemetryRecord) -> None:
+    async def _settle_all(self, holds: list[Reservation], ctx: CallContext) -> None:
+        """The budget holds, then the rate limits' tokens and slots."""
         for held in holds:
-            await self._budgets.settle(held, record)
+            await self._budgets.settle(held, ctx.record)
+        if ctx.limit_tickets and self._limits is not None:
+            await self._limits.settle(ctx)
 
     def _record(self, ctx: CallContext) -> None:
         record = ctx.record
@@ -447,6 +491,12 @@ class Pipeline:
 def _trace_header(ctx: CallContext, headers: dict[str, str]) -> None:
     if ctx.span is not None and ctx.span.trace_id is not None:
         headers[TRACE_HEADER] = ctx.span.trace_id
+
+
+def _limit_headers(ctx: CallContext, headers: dict[str, str]) -> None:
+    """OpenAI's x-ratelimit-* headers, on every answer to a call a rate limit applies to."""
+    if ctx.limit_headers:
+        headers.update(ctx.limit_headers)
 
 
 IGNORED_HEADER = "x-gateway-ignored-params"

@@ -26,6 +26,9 @@ class RejectionReason(StrEnum):
     COST_ABOVE_LIMIT = "COST_ABOVE_LIMIT"
     PROVIDER_UNAVAILABLE = "PROVIDER_UNAVAILABLE"
     OPERATION_CAPABILITY_MISSING = "OPERATION_CAPABILITY_MISSING"
+    # At its models[].rateLimit for this call (gateway.limits): set by the pipeline after the
+    # decision, never by check() (a decision is shared; the limiter's state is per call).
+    RATE_LIMITED = "RATE_LIMITED"
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,10 @@ class FakeUpstream(AnthropicRoutes, ResponsesRoutes):
         self.received: list[Received] = []
         self.calls: Counter[str] = Counter()
         self.streams_abandoned = 0  # streams whose reader went away before the end
+        # Calls received and not yet past their latency (the answer follows at once), and
+        # the most there ever were at one time.
+        self.in_flight = 0
+        self.max_in_flight = 0
         self.oversize_sent: list[int] = []  # bytes written of each oversize answer or event
         self._thread = LoopThread("fake-upstream")
         self._sock = loopback_socket()
@@ -56,6 +60,7 @@ class FakeUpstream(AnthropicRoutes, ResponsesRoutes):
         self.received.clear()
         self.calls.clear()
         self.streams_abandoned = 0
+        self.in_flight = self.max_in_flight = 0
         self.oversize_sent.clear()
 
     def close(self) -> None:
@@ -99,10 +104,15 @@ class FakeUpstream(AnthropicRoutes, ResponsesRoutes):
             behavior = dataclasses.replace(
                 behavior, tool_call=not done, content=behavior.content if done else ""
             )
-        if behavior.hang_seconds:
-            await asyncio.sleep(behavior.hang_seconds)
-        if behavior.latency_ms:
-            await asyncio.sleep(behavior.latency_ms / 1000.0)
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if behavior.hang_seconds:
+                await asyncio.sleep(behavior.hang_seconds)
+            if behavior.latency_ms:
+                await asyncio.sleep(behavior.latency_ms / 1000.0)
+        finally:
+            self.in_flight -= 1
         return body, behavior
 
     @staticmethod

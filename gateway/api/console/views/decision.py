@@ -82,6 +82,8 @@ _ERROR_TITLES = {
     "budget_unavailable": "Refused: the budget database was unreachable",
     "budget_busy": "Refused: the budget database stayed too busy to check the call",
     "budget_error": "Refused: the budget check failed",
+    "rate_limit_exceeded": "Refused by a rate limit",
+    "rate_limit_unavailable": "Refused: the rate limiter's Redis was unreachable",
     "no_eligible_model": "No eligible model",
     "circuit_open": "Refused: circuit open",
 }

@@ -1,0 +1,158 @@
+"""Rate limits on a call's way through the pipeline (docs/operations.md, "Rate limits").
+
+- Admission, before the cache and the budgets: the key's, team's and configuration's
+  limits in one check; the tokens held are the budget hold's estimate (the prompt plus
+  the largest output the call may take, on the dearest model it may end on).
+- Each model the call is about to be sent to, against its ``models[].rateLimit``: a model
+  at its quota is not sent the call. In criteria mode the next candidate in rank order is
+  tried and the model is refused with ``RATE_LIMITED`` in the call's decision (readout and
+  row); a fixed configuration resolves to nothing, so its fallback is next.
+- The end of the call: held tokens become the call's real usage, slots are freed.
+
+Nothing here runs for a call no limit applies to: no clock read, no round trip.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from gateway.budgets.figures import actual_amounts, worst_case
+from gateway.domain.failures import ErrorClass
+from gateway.domain.model import Configuration, Model
+from gateway.domain.settings import GatewayConfig
+from gateway.inbound import InboundRequest
+from gateway.limits import RateLimiter
+from gateway.limits.decisions import (
+    answer_headers,
+    call_scopes,
+    model_scope,
+    needs_tokens,
+    refusal,
+)
+from gateway.pipeline.context import CallContext, Target, note_decision
+from gateway.pipeline.resolve import Resolution
+from gateway.routing.eligibility import Rejection, RejectionReason
+from gateway.telemetry.records import TelemetryRecord
+from gateway.usage.estimate import prompt_tokens
+from gateway.usage.tokens import TokenCounter
+
+log = logging.getLogger(__name__)
+
+
+class CallLimits:
+    def __init__(self, limiter: RateLimiter, counter: TokenCounter, config: GatewayConfig) -> None:
+        self._limiter = limiter
+        self._counter = counter
+        self._config = config
+
+    async def admit(
+        self,
+        ctx: CallContext,
+        configuration: Configuration,
+        models: Callable[[], Sequence[Model]],
+    ) -> None:
+        """Count the call against its key's, team's and configuration's limits, or raise
+        RateLimitExceeded (429) naming the one it would pass."""
+        scopes = call_scopes(ctx.key, configuration)
+        if not scopes:
+            return
+        need = 0
+        if needs_tokens(scopes):
+            need = await self._need(ctx.request, models())
+        verdict, ticket = await self._limiter.admit(scopes, need)
+        ctx.limit_headers = answer_headers(scopes, verdict.readings)
+        if ticket is None:
+            assert verdict.refused is not None and verdict.measure is not None
+            refused = refusal(
+                scopes[verdict.refused], verdict.measure, verdict.readings[verdict.refused], need
+            )
+            log.warning("rate limit refused call %s: %s", ctx.request_id, refused.message)
+            raise refused
+        if ticket.settles:
+            ctx.limit_tickets.append((ticket, None))
+
+    async def admit_model(
+        self, ctx: CallContext, resolution: Resolution, primary: bool
+    ) -> Resolution:
+        """The resolution with a target whose model is under its quota (counted there), or
+        none; the unchanged resolution when no model limit is in the way."""
+        target = resolution.target
+        if target is None or target.model.rate_limit is None:
+            return resolution
+        decision = resolution.decision
+        if decision is None:  # fixed: the one model, else the fallback
+            if await self._admit_model(ctx, target.model):
+                return resolution
+            return Resolution(resolution.configuration, None, None, ErrorClass.RATE_LIMIT_EXCEEDED)
+        order = [target.model]
+        order.extend(c.model for c in decision.candidates if c.model.id != target.model.id)
+        limited: list[Model] = []
+        chosen: Model | None = None
+        for model in order:
+            if await self._admit_model(ctx, model):
+                chosen = model
+                break
+            limited.append(model)
+        if not limited:
+            return resolution
+        gone = {model.id for model in limited}
+        changed = replace(
+            decision,
+            selected=chosen,
+            candidates=tuple(c for c in decision.candidates if c.model.id not in gone),
+            rejected=decision.rejected
+            + tuple(Rejection(m, m.provider, RejectionReason.RATE_LIMITED) for m in limited),
+        )
+        if primary:
+            note_decision(ctx.record, changed)
+        configuration = resolution.configuration
+        if chosen is None:
+            return Resolution(configuration, None, changed, ErrorClass.RATE_LIMIT_EXCEEDED)
+        provider = self._config.provider_of(chosen)
+        return Resolution(configuration, Target(configuration, chosen, provider, changed), changed)
+
+    async def _admit_model(self, ctx: CallContext, model: Model) -> bool:
+        scope = model_scope(model)
+        if scope is None:
+            return True
+        need = await self._need(ctx.request, [model]) if needs_tokens([scope]) else 0
+        verdict, ticket = await self._limiter.admit([scope], need)
+        if ticket is None:
+            assert verdict.refused is not None and verdict.measure is not None
+            refused = refusal(scope, verdict.measure, verdict.readings[0], need)
+            log.info(
+                "call %s: model %s not sent the call: %s", ctx.request_id, model.id, refused.message
+            )
+            if ctx.model_refusal is None:
+                ctx.model_refusal = refused
+            return False
+        if ticket.settles:
+            ctx.limit_tickets.append((ticket, model.id))
+        return True
+
+    async def _need(self, request: InboundRequest, models: Sequence[Model]) -> int:
+        """The budget hold's token estimate: the largest over the models the call may end on."""
+        candidates: Sequence[Model | None] = models or [None]
+        need = 0
+        for model in candidates:
+            prompt = await prompt_tokens(self._counter, request, model.name if model else "")
+            need = max(need, worst_case(request, model, prompt.tokens).tokens)
+        return need
+
+    async def settle(self, ctx: CallContext) -> None:
+        tickets, ctx.limit_tickets = ctx.limit_tickets, []
+        record = ctx.record
+        for ticket, model_id in tickets:
+            try:
+                await self._limiter.settle(ticket, _used(record, model_id))
+            except Exception as error:  # never lose the row's settle of budgets for it
+                log.error("rate limit settlement failed: %s", type(error).__name__)
+
+
+def _used(record: TelemetryRecord, model_id: str | None) -> int:
+    """What the call used of its scope's tokens: all of it, or a model's only if it served."""
+    if model_id is not None and record.served_model != model_id:
+        return 0
+    return actual_amounts(record).tokens
