@@ -2,7 +2,7 @@
 ``Agent('openai:…')`` (its OpenAIResponsesModel), openai-agents' default model and
 LangChain's ``ChatOpenAI(use_responses_api=True)``, each running a tool loop through the
 gateway, offline against the fake upstreams: natively to the fake OpenAI Responses API,
-translated for an OpenAI-compatible provider and for Anthropic."""
+translated for an OpenAI-compatible provider, for Anthropic and for Gemini."""
 
 from __future__ import annotations
 
@@ -28,11 +28,15 @@ from openai.types.shared import Reasoning
 from pydantic_ai import Agent
 from pydantic_ai.models.openai import OpenAIResponsesModel
 
+from tests.integration.gemini_support import fresh_gemini, gemini
+from tests.support.fake_gemini import API_KEY, FakeGemini, Turn
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.gateway import TEST_KEY, RunningGateway, gateway_yaml
 
+__all__ = ["fresh_gemini", "gemini"]
+
 UPSTREAM_MODELS = ("small-model", "compat-small", "claude-haiku")
-CONFIGURATIONS = ["chat", "translated", "claude-chat"]
+CONFIGURATIONS = ["chat", "translated", "claude-chat", "gemini-chat"]
 # Named like reasoning models (to keep the clients' code unchanged), served translated
 # (gpt-5 by Anthropic, o4-mini by an OpenAI-compatible provider): the frameworks change
 # their requests for such names.
@@ -40,7 +44,9 @@ REASONING_NAMED = ["gpt-5", "o4-mini"]
 
 
 @pytest.fixture
-def gateway(upstream: FakeUpstream, sqlite_url: str) -> Iterator[RunningGateway]:
+def gateway(
+    upstream: FakeUpstream, fresh_gemini: FakeGemini, sqlite_url: str
+) -> Iterator[RunningGateway]:
     running = RunningGateway(
         gateway_yaml(
             upstream.url,
@@ -48,25 +54,37 @@ def gateway(upstream: FakeUpstream, sqlite_url: str) -> Iterator[RunningGateway]
             providers=f"""
   - {{id: compat, adapter: custom, baseUrl: "{upstream.url}/v1", maxRetries: 0}}
   - {{id: claude, adapter: anthropic, baseUrl: "{upstream.url}/anthropic/v1",
-     apiKey: "sk-ant-test", maxRetries: 0}}""",
+     apiKey: "sk-ant-test", maxRetries: 0}}
+  - {{id: google, adapter: gemini, baseUrl: "{fresh_gemini.base_url}", apiKey: "{API_KEY}",
+     maxRetries: 0}}""",
             models="""
   - {id: compat-model, provider: compat, name: compat-small, capabilities: [chat, tools],
      price: {input: 0.50, output: 1.50}}
   - {id: haiku, provider: claude, name: claude-haiku, capabilities: [chat, tools],
-     price: {input: 1.00, output: 5.00}}""",
+     price: {input: 1.00, output: 5.00}}
+  - {id: flash, provider: google, name: gemini-2.5-flash, capabilities: [chat, tools],
+     price: {input: 0.30, output: 2.50}}""",
             configurations="""
   - {id: translated, mode: fixed, model: compat-model}
   - {id: claude-chat, mode: fixed, model: haiku}
   - {id: gpt-5, mode: fixed, model: haiku}
-  - {id: o4-mini, mode: fixed, model: compat-model}""",
+  - {id: o4-mini, mode: fixed, model: compat-model}
+  - {id: gemini-chat, mode: fixed, model: flash}""",
         )
     )
     yield running
     running.stop()
 
 
-def _agent_loop(upstream: FakeUpstream) -> None:
+def _agent_loop(upstream: FakeUpstream, gemini: FakeGemini | None = None) -> None:
     """Every fake model calls ``lookup`` until it gets the result, then answers."""
+    usage = {"promptTokenCount": 100, "candidatesTokenCount": 10}
+    if gemini is not None:
+        gemini.script(
+            "gemini-2.5-flash",
+            Turn(parts=[{"functionCall": {"name": "lookup", "args": {"q": "x"}}}], usage=usage),
+            Turn(parts=[{"text": "x means ex."}], usage=usage),
+        )
     for model in UPSTREAM_MODELS:
         upstream.behave(
             model,
@@ -88,12 +106,13 @@ def _assert_loop_recorded(gateway: RunningGateway, operation: str) -> None:
 def test_pydantic_ai_default_openai_model_runs_a_tool_loop(
     gateway: RunningGateway,
     upstream: FakeUpstream,
+    gemini: FakeGemini,
     monkeypatch: pytest.MonkeyPatch,
     configuration: str,
 ) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", f"{gateway.url}/v1")
     monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-    _agent_loop(upstream)
+    _agent_loop(upstream, gemini)
     agent = Agent(f"openai:{configuration}")
     assert isinstance(agent.model, OpenAIResponsesModel)
     looked_up: list[str] = []
@@ -115,12 +134,13 @@ def test_pydantic_ai_default_openai_model_runs_a_tool_loop(
 def test_pydantic_ai_streams_through_the_gateway(
     gateway: RunningGateway,
     upstream: FakeUpstream,
+    gemini: FakeGemini,
     monkeypatch: pytest.MonkeyPatch,
     configuration: str,
 ) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", f"{gateway.url}/v1")
     monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-    _agent_loop(upstream)
+    _agent_loop(upstream, gemini)
     agent = Agent(f"openai:{configuration}")
 
     @agent.tool_plain
@@ -158,10 +178,11 @@ def lookup(q: str) -> str:
 def test_openai_agents_default_model_runs_a_tool_loop(
     gateway: RunningGateway,
     upstream: FakeUpstream,
+    gemini: FakeGemini,
     openai_agents_client: openai.AsyncOpenAI,
     configuration: str,
 ) -> None:
-    _agent_loop(upstream)
+    _agent_loop(upstream, gemini)
     agent = OpenAIAgent(
         name="helper", instructions="Use the tool.", tools=[lookup], model=configuration
     )
@@ -169,17 +190,18 @@ def test_openai_agents_default_model_runs_a_tool_loop(
     assert result.final_output == "x means ex."
     _assert_loop_recorded(gateway, "responses")
     sent = [r for r in upstream.received if r.body.get("model") in UPSTREAM_MODELS]
-    assert len(sent) == 2
+    assert len(sent) + len(gemini.received) == 2
 
 
 @pytest.mark.parametrize("configuration", CONFIGURATIONS)
 def test_openai_agents_streams_through_the_gateway(
     gateway: RunningGateway,
     upstream: FakeUpstream,
+    gemini: FakeGemini,
     openai_agents_client: openai.AsyncOpenAI,
     configuration: str,
 ) -> None:
-    _agent_loop(upstream)
+    _agent_loop(upstream, gemini)
     agent = OpenAIAgent(
         name="helper", instructions="Use the tool.", tools=[lookup], model=configuration
     )
@@ -202,9 +224,9 @@ def langchain_lookup(q: str) -> str:
 
 @pytest.mark.parametrize("configuration", CONFIGURATIONS)
 def test_langchain_chat_openai_with_the_responses_api_runs_a_tool_loop(
-    gateway: RunningGateway, upstream: FakeUpstream, configuration: str
+    gateway: RunningGateway, upstream: FakeUpstream, gemini: FakeGemini, configuration: str
 ) -> None:
-    _agent_loop(upstream)
+    _agent_loop(upstream, gemini)
     model = ChatOpenAI(
         model=configuration,
         base_url=f"{gateway.url}/v1",

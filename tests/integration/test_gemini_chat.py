@@ -60,8 +60,10 @@ def test_whole_chat_is_translated_priced_with_cached_and_reasoning_tokens(
         stop=["END"],
         seed=3,
         max_completion_tokens=300,
+        verbosity="low",
     )
     answer = raw.parse()
+    assert raw.headers["x-gateway-ignored-params"] == "verbosity"
     assert answer.choices[0].message.content == "Hello there."
     assert answer.choices[0].finish_reason == "stop"
     assert answer.model == "gemini-2.5-flash-001"

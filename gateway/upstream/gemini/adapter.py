@@ -145,9 +145,12 @@ def _translated(call: UpstreamCall) -> dict[str, Any]:
             return embed_request(call.body, call.model.name)
         if call.endpoint is Endpoint.COMPLETIONS:
             return translate_request(completion_to_chat(call.body), call.model.name)
-        return translate_request(call.body, call.model.name)
+        payload = translate_request(call.body, call.model.name)
     except TranslationError as exc:
         raise refused(exc) from exc
+    if call.body.get("verbosity") is not None:
+        call.ignore("verbosity")  # style only: Gemini has no such setting
+    return payload
 
 
 def refused(exc: TranslationError) -> UpstreamError:

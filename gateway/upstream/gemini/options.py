@@ -16,9 +16,12 @@ of an answer is returned), ``stream`` (the ``streamGenerateContent`` method);
 
 Refused with a 400 naming the field, unless it holds its default: ``logprobs``,
 ``top_logprobs``, ``logit_bias``, ``audio``, ``modalities`` other than text,
-``web_search_options``, ``verbosity`` other than ``medium``, ``moderation``,
+``web_search_options``, ``moderation``,
 ``service_tier`` other than ``auto``/``default``, and the deprecated
 ``functions``/``function_call``.
+
+Accepted and listed as ignored (the ``x-gateway-ignored-params`` header): ``verbosity``
+(it shapes style only, and Gemini has no such setting).
 
 Dropped, as they cannot change the answer: ``user`` and ``safety_identifier`` (the Gemini
 API takes no end-user id), ``store`` and ``metadata`` (OpenAI's stored-completions
@@ -94,7 +97,6 @@ REFUSED_UNLESS_DEFAULT: dict[str, Callable[[Any], bool]] = {
     "audio": _absent,
     "modalities": lambda value: value is None or value == ["text"],
     "web_search_options": _absent,
-    "verbosity": _one_of("medium"),
     "moderation": _absent,
     "service_tier": _one_of("auto", "default"),
     "functions": lambda value: value is None or value == [],
