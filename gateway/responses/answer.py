@@ -9,7 +9,8 @@ as a ``function_call`` with its ``name`` and ``namespace``. The provider's reaso
 blocks (a chat message's ``thinking_blocks``, from Anthropic's extended thinking) come
 back as ``reasoning`` items, before the message: with ``summary`` text when the request
 set ``reasoning.summary``, and with ``encrypted_content`` (gateway/responses/reasoning.py)
-when its ``include`` holds ``reasoning.encrypted_content``.
+when its ``include`` holds ``reasoning.encrypted_content`` and the block is whole (signed).
+A chat server's bare ``reasoning_content`` text is one such item, without a block.
 """
 
 from __future__ import annotations
@@ -167,7 +168,7 @@ def reasoning_item(
     text = block.get("thinking")
     if summary_asked(request) and isinstance(text, str) and text:
         item["summary"] = [{"type": "summary_text", "text": text}]
-    if encrypted_reasoning_asked(request):
+    if encrypted_reasoning_asked(request) and reasoning_codec.whole(block):
         item["encrypted_content"] = reasoning_codec.encode(dict(block))
     return item
 
@@ -190,6 +191,9 @@ def to_response(
     finish_reason = choice.get("finish_reason") if isinstance(choice, dict) else None
     output: list[dict[str, Any]] = []
     blocks = message.get("thinking_blocks")
+    thought = message.get("reasoning_content")
+    if not isinstance(blocks, list) and isinstance(thought, str) and thought:
+        blocks = [{"type": "thinking", "thinking": thought}]  # a chat server's reasoning text
     for block in blocks if isinstance(blocks, list) else []:
         if isinstance(block, dict):
             output.append(reasoning_item(new_id("rs"), block, request, "completed"))

@@ -29,6 +29,12 @@ def encode(block: dict[str, Any]) -> str:
     return PREFIX + base64.urlsafe_b64encode(text.encode()).decode()
 
 
+def whole(block: Any) -> bool:
+    """``block`` holds what the provider needs back: a thinking text and its signature, or
+    redacted data."""
+    return isinstance(block, dict) and decode(encode(block)) is not None
+
+
 def decode(value: Any) -> dict[str, Any] | None:
     """The thinking block ``value`` carries; None when it is not one of the gateway's (a
     native provider's reasoning, say) or does not hold a whole block."""

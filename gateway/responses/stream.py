@@ -272,10 +272,7 @@ class ResponsesStreamWriter:
             if partial:
                 return {"type": "reasoning", "id": item.item_id, "summary": [], "status": status}
             block = item.block or {"type": "thinking", "thinking": "".join(item.text)}
-            shown = reasoning_item(item.item_id, block, self._request, status)
-            if item.block is None:  # no whole block came: nothing to carry back
-                shown.pop("encrypted_content", None)
-            return shown
+            return reasoning_item(item.item_id, block, self._request, status)
         if item.kind == "message":
             if partial:
                 return {

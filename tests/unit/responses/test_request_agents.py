@@ -247,3 +247,25 @@ def test_a_streamed_reasoning_item_carries_summary_deltas_and_the_block() -> Non
     assert reasoning.decode(done["encrypted_content"]) == block
     final = events[-1]["response"]["output"]
     assert [i["type"] for i in final] == ["reasoning", "message"]
+
+
+def test_a_chat_servers_bare_reasoning_text_is_a_reasoning_item_without_a_block() -> None:
+    chat = {
+        "model": "m",
+        "choices": [
+            {
+                "message": {"role": "assistant", "content": "4", "reasoning_content": "2+2."},
+                "finish_reason": "stop",
+            }
+        ],
+    }
+    request: dict[str, Any] = {
+        "model": "m",
+        "input": "Hi",
+        "include": ["reasoning.encrypted_content"],
+        "reasoning": {"effort": "low", "summary": "auto"},
+    }
+    thought, message = to_response(chat, request, None, 0)["output"]
+    assert thought["summary"] == [{"type": "summary_text", "text": "2+2."}]
+    assert "encrypted_content" not in thought  # nothing signed to carry back
+    assert message["content"][0]["text"] == "4"
