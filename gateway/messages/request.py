@@ -32,10 +32,15 @@ _HANDLED = frozenset(
         "tools",
         "tool_choice",
         "thinking",
+        "output_config",
         "metadata",  # user_id only: the other side keeps no per-user state of Anthropic's
         "service_tier",  # Anthropic's tiers ("auto", "standard_only") are its own capacity
     }
 )
+# Left out and listed when set: asking for them cannot change what the model is asked.
+# context_management asks Anthropic to clear old tool results from a long context; left
+# out, the provider reads the context as the client sent it (Claude Code sends it).
+_IGNORED = frozenset({"context_management"})
 # A thinking budget as a reasoning effort (budgets below and up to each bound).
 _EFFORTS = ((4096, "low"), (16384, "medium"))
 _IMAGE_MEDIA = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
@@ -60,11 +65,14 @@ class ChatRequest:
 def to_chat(body: Mapping[str, Any], *, reasoning: bool) -> ChatRequest:
     """The chat body for ``body``; ``reasoning``: the model declares the capability, so
     ``thinking`` becomes ``reasoning_effort``."""
-    for name, value in body.items():
-        if name not in _HANDLED and value is not None:
-            raise Untranslatable(name, f"'{name}' has no Chat Completions counterpart.")
-    out: dict[str, Any] = {"model": body.get("model")}
     ignored: list[str] = []
+    for name, value in body.items():
+        if value is None or name in _HANDLED:
+            continue
+        if name not in _IGNORED:
+            raise Untranslatable(name, f"'{name}' has no Chat Completions counterpart.")
+        ignored.append(name)
+    out: dict[str, Any] = {"model": body.get("model")}
     out["messages"] = [*_system(body.get("system")), *_messages(body.get("messages"))]
     for name in ("temperature", "top_p", "stream"):
         if body.get(name) is not None:
@@ -73,10 +81,16 @@ def to_chat(body: Mapping[str, Any], *, reasoning: bool) -> ChatRequest:
     if stops:
         out["stop"] = stops
     effort = _effort(body.get("thinking"))
-    if effort is not None and reasoning:
-        out["reasoning_effort"] = effort
-    elif effort is not None:
-        ignored.append("thinking")
+    config = _output_config(body.get("output_config"), out)
+    asked = config or effort  # output_config.effort says how hard, thinking only that
+    if asked is not None and reasoning:
+        out["reasoning_effort"] = asked
+    else:
+        ignored.extend(
+            name
+            for name, value in (("thinking", effort), ("output_config.effort", config))
+            if value is not None
+        )
     # Reasoning models take max_completion_tokens (their reasoning counts in it, as
     # Anthropic's thinking counts in max_tokens); the others the older name.
     limit = "max_completion_tokens" if "reasoning_effort" in out else "max_tokens"
@@ -200,6 +214,26 @@ def _effort(thinking: Any) -> str | None:
         if budget <= bound:
             return effort
     return "high"
+
+
+def _output_config(config: Any, out: dict[str, Any]) -> str | None:
+    """``output_config``: its ``format`` (a JSON schema) as ``response_format``; its
+    ``effort`` returned, as a reasoning effort."""
+    if not isinstance(config, dict):
+        return None
+    for name, value in config.items():
+        if name not in ("effort", "format") and value is not None:
+            raise Untranslatable(f"output_config.{name}", "It has no Chat Completions counterpart.")
+    form = config.get("format")
+    if isinstance(form, dict):
+        if form.get("type") != "json_schema" or not isinstance(form.get("schema"), dict):
+            raise Untranslatable("output_config.format", "Only a json_schema format translates.")
+        schema = {"name": "output", "schema": form["schema"], "strict": True}
+        out["response_format"] = {"type": "json_schema", "json_schema": schema}
+    effort = config.get("effort")
+    if effort is None:
+        return None
+    return effort if effort in ("low", "medium", "high") else "high"
 
 
 def _tools(body: Mapping[str, Any], out: dict[str, Any], ignored: list[str]) -> None:

@@ -233,7 +233,7 @@ def test_every_readme_block_runs_in_order_or_says_why_not(
     upstream: FakeUpstream, tmp_path: Path
 ) -> None:
     """The README followed to the letter: the quick start's config.yaml, its commands, the
-    SDK snippet, explain and the eval runs, one set of ids from the first to the last."""
+    SDK snippets, explain and the eval runs, one set of ids from the first to the last."""
     for model in ("gpt-4o-mini", "gpt-4.1-mini"):
         upstream.behave(
             model, answers={"Capital of France? One word.": "Paris", "Pi to two decimals?": "3.14"}
@@ -247,11 +247,14 @@ def test_every_readme_block_runs_in_order_or_says_why_not(
     assert re.fullmatch(r"Hello from the fake upstream\. [0-9.e-]+", whole), sdk.output
     assert streamed == "Hello from the fake upstream."
     assert re.fullmatch(r"cost: [0-9.e-]+", cost), sdk.output
-    # Everything reached the fake: the SDK's two calls and the eval runs' 2 + 2 × 2 cases.
-    assert upstream.calls["gpt-4o-mini"] == 2 + 2 + 2
+    # The anthropic SDK's snippet: a Messages call translated to the chat provider.
+    messages = [r for r in ran if r.block.language == "python"][1]
+    assert re.fullmatch(r"Hello from the fake upstream\. [0-9.e-]+\n", messages.output)
+    # Everything reached the fake: the SDKs' three calls and the eval runs' 2 + 2 × 2 cases.
+    assert upstream.calls["gpt-4o-mini"] == 3 + 2 + 2
     assert upstream.calls["gpt-4.1-mini"] == 2
     skipped = [b for b in doc_blocks(README) if b.not_run is not None]
-    assert len(skipped) == 3 and all(b.language == "sh" for b in skipped)
+    assert len(skipped) == 4 and all(b.language == "sh" for b in skipped)
 
 
 def test_every_configuration_doc_block_runs_or_says_why_not(

@@ -167,6 +167,38 @@ def test_an_offered_server_tool_is_left_out_and_listed() -> None:
     assert translated.ignored == ["tools[web_search_20250305]"]
 
 
+def test_output_config_effort_and_format() -> None:
+    body = {
+        "model": "m",
+        "messages": [{"role": "user", "content": "Hi"}],
+        "thinking": {"type": "adaptive"},
+        "output_config": {"effort": "low", "format": {"type": "json_schema", "schema": {}}},
+    }
+    chat = to_chat(body, reasoning=True).body
+    assert chat["reasoning_effort"] == "low"  # effort says how hard; thinking only that
+    assert chat["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "output", "schema": {}, "strict": True},
+    }
+    assert to_chat(body, reasoning=False).ignored == ["thinking", "output_config.effort"]
+    with pytest.raises(Untranslatable) as refused:
+        to_chat({**body, "output_config": {"task_budget": 5}}, reasoning=False)
+    assert refused.value.param == "output_config.task_budget"
+
+
+def test_context_management_is_left_out_and_listed() -> None:
+    translated = to_chat(
+        {
+            "model": "m",
+            "messages": [{"role": "user", "content": "Hi"}],
+            "context_management": {"edits": [{"type": "clear_tool_uses_20250919"}]},
+        },
+        reasoning=False,
+    )
+    assert "context_management" not in translated.body
+    assert translated.ignored == ["context_management"]
+
+
 def test_a_required_server_tool_is_refused_by_name() -> None:
     body = {"messages": [{"role": "user", "content": "Hi"}], "tools": [SEARCH]}
     with pytest.raises(Untranslatable) as named:
