@@ -225,3 +225,22 @@ def test_a_service_account_the_token_endpoint_refuses_fails_without_leaking_it(
         (row,) = running.rows()
         assert row["error_class"] == "upstream_auth"
     assert not [r for r in gemini.received if r.method == "generateContent"]
+
+
+def test_a_token_vertex_refuses_is_dropped_and_the_next_call_fetches_another(
+    vertex: RunningGateway, gemini: FakeGemini
+) -> None:
+    client = vertex.client()
+    client.chat.completions.create(model="v-chat", messages=MESSAGES)
+    assert gemini.token_requests == 1
+    gemini.tokens.clear()  # revoked: the API answers 401 UNAUTHENTICATED
+    with pytest.raises(openai.APIStatusError) as failed:
+        client.chat.completions.create(model="v-chat", messages=MESSAGES)
+    assert failed.value.status_code == 502
+    assert gemini.token_requests == 1  # the refused call is not retried on the same provider
+    answer = client.chat.completions.create(model="v-chat", messages=MESSAGES)
+    assert answer.choices[0].message.content == "Hello from Gemini."
+    assert gemini.token_requests == 2
+    headers = {k.lower(): v for k, v in gemini.last().headers.items()}
+    assert headers["authorization"] == "Bearer ya29.fake-0"  # the first of the fake's new set
+    assert [r["error_class"] for r in vertex.rows()] == [None, "upstream_auth", None]

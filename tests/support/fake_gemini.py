@@ -127,6 +127,8 @@ class FakeGemini:
         self.scripts.clear()
         self.received.clear()
         self.signatures.clear()
+        self.tokens.clear()
+        self.token_requests = 0
 
     def service_account(self, path: Any) -> None:
         """Write a service-account JSON whose key the token endpoint checks to ``path``."""
