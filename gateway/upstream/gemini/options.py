@@ -202,12 +202,13 @@ def thinking_config(effort: Any, model_name: str) -> dict[str, Any] | None:
             f"reasoning_effort must be one of {allowed} for this model (served by Gemini)",
             "reasoning_effort",
         )
-    if _levelled(model_name):
+    if levelled(model_name):
         return {"thinkingLevel": THINKING_LEVELS[effort]}
     return {"thinkingBudget": THINKING_BUDGETS[effort]}
 
 
-def _levelled(model_name: str) -> bool:
+def levelled(model_name: str) -> bool:
+    """A gemini-3 (or later) model: thinking levels, and signed function calls required."""
     name = model_name.removeprefix("models/")
     if not name.startswith("gemini-"):
         return False

@@ -19,7 +19,8 @@ request. OpenAI clients keep nothing but a tool call's ``id``, ``name`` and
 signature's base64 with ``-``/``_`` for ``+``/``/``, reversed when the id comes back). A
 call id Gemini set itself (``functionCall.id``) is kept as ``gid.<id>`` and sent back in
 the call and its ``functionResponse``. Any other id (a call another provider made) is
-sent as a call without id or signature. A signature in the field Google's own OpenAI
+sent as a call without id or signature (a gemini-3 model gets Google's stand-in signature
+on it: translate.py). A signature in the field Google's own OpenAI
 endpoint uses (``extra_content.google.thought_signature`` of the tool call) is read too.
 """
 

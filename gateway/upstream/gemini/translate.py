@@ -10,6 +10,13 @@ URL is refused: the Gemini API fetches no URL); ``assistant`` → a ``model`` co
 ``functionCall`` parts with their thought signatures); ``tool`` → a ``functionResponse``
 part in a ``user`` content, named after the call it answers (``{"result": <content>}``).
 Neighbours of one role merge, so parallel results go back in one content as Gemini wants.
+
+A gemini-3 model refuses a history whose function calls lack the signature it gave
+(tools.py carries signatures in call ids). A call whose signature is not known (one another
+provider made, before a fallback or a change of model, or a client that rewrote the id)
+gets the stand-in Google documents for histories it did not produce
+(``skip_thought_signature_validator``) on the first call of its model content, the one
+Gemini checks, so the conversation goes on instead of failing.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from typing import Any
 
 from gateway.domain.errors import TranslationError
 from gateway.domain.usage import Usage
-from gateway.upstream.gemini.options import generation_config, refuse_unsupported
+from gateway.upstream.gemini.options import generation_config, levelled, refuse_unsupported
 from gateway.upstream.gemini.tools import (
     function_declarations,
     new_call_id,
@@ -29,6 +36,8 @@ from gateway.upstream.gemini.tools import (
     tool_config,
 )
 
+# Google's documented stand-in for a signature Gemini did not give (a transferred history).
+STAND_IN_SIGNATURE = "skip_thought_signature_validator"
 _DATA_URL = re.compile(r"^data:(?P<media>[^;,]+);base64,(?P<data>.*)$", re.DOTALL)
 _AUDIO_TYPES = {"wav": "audio/wav", "mp3": "audio/mp3"}
 
@@ -60,6 +69,8 @@ def translate_request(body: dict[str, Any], model_name: str) -> dict[str, Any]:
     system, contents = _translate_messages(raw)
     if not contents:
         raise TranslationError("messages must hold at least one non-system message", "messages")
+    if levelled(model_name):
+        _stand_in_signatures(contents)
     out: dict[str, Any] = {"contents": contents}
     if system:
         out["systemInstruction"] = {"parts": [{"text": text} for text in system]}
@@ -98,6 +109,15 @@ def _translate_messages(raw: list[Any]) -> tuple[list[str], list[dict[str, Any]]
         else:
             raise TranslationError(f"unsupported message role: {role!r}", f"{param}.role")
     return system, contents
+
+
+def _stand_in_signatures(contents: list[dict[str, Any]]) -> None:
+    for content in contents:
+        if content["role"] != "model":
+            continue
+        calls = [part for part in content["parts"] if "functionCall" in part]
+        if calls and "thoughtSignature" not in calls[0]:
+            calls[0]["thoughtSignature"] = STAND_IN_SIGNATURE
 
 
 def _append(contents: list[dict[str, Any]], role: str, parts: list[dict[str, Any]]) -> None:

@@ -185,6 +185,26 @@ def test_tool_calls_and_results_carry_names_ids_and_signatures_back() -> None:
     }
 
 
+def test_a_gemini_3_call_without_its_signature_gets_googles_stand_in() -> None:
+    call = {"id": "call_x", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    second = {**call, "id": new_call_id(None, SIGNATURE)}
+    body = {
+        "messages": [
+            {"role": "user", "content": "x"},
+            {"role": "assistant", "tool_calls": [call, {**call, "id": "call_y"}]},
+            {"role": "tool", "tool_call_id": "call_x", "content": "1"},
+            {"role": "tool", "tool_call_id": "call_y", "content": "2"},
+            {"role": "assistant", "tool_calls": [second]},
+            {"role": "tool", "tool_call_id": second["id"], "content": "3"},
+        ]
+    }
+    gemini_3 = translate_request(body, "gemini-3-flash-preview")["contents"]
+    signatures = [[p.get("thoughtSignature") for p in c["parts"]] for c in gemini_3[1::2]]
+    assert signatures == [["skip_thought_signature_validator", None], [SIGNATURE]]
+    older = translate_request(body, "gemini-2.5-flash")["contents"]
+    assert [p.get("thoughtSignature") for p in older[1]["parts"]] == [None, None]
+
+
 @pytest.mark.parametrize(
     ("change", "param"),
     [
