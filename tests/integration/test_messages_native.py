@@ -283,3 +283,27 @@ def test_criteria_mode_routes_messages_as_chat_calls(
     (row,) = gateway.rows()
     assert row["served_model"] == "haiku" and row["routing_policy_mode"] == "economy"
     assert row["operation"] == "chat" and row["inbound_api"] == "messages"
+
+
+def test_a_rate_limit_is_a_rate_limit_error(gateway: RunningGateway) -> None:
+    sdk = client(gateway)
+    sdk.messages.create(model="claude-limited", max_tokens=10, messages=HELLO)
+    with pytest.raises(anthropic.RateLimitError) as limited:
+        sdk.messages.create(model="claude-limited", max_tokens=10, messages=HELLO)
+    assert limited.value.body["error"]["type"] == "rate_limit_error"  # type: ignore[index]
+    assert limited.value.response.headers.get("retry-after")
+
+
+def test_a_cached_answer_is_the_same_message_at_no_cost(
+    gateway: RunningGateway, upstream: FakeUpstream
+) -> None:
+    sdk = client(gateway)
+    first = sdk.messages.create(model="claude-cached", max_tokens=10, messages=HELLO)
+    raw = sdk.messages.with_raw_response.create(
+        model="claude-cached", max_tokens=10, messages=HELLO
+    )
+    again = raw.parse()
+    assert raw.headers["x-gateway-cache"] == "hit" and raw.headers["x-gateway-cost-usd"] == "0"
+    assert again.content == first.content and again.usage.model_extra == {"cost": 0}
+    assert upstream.calls["claude-haiku"] == 1
+    assert [r["cache_hit"] for r in gateway.rows()] == [0, 1]
