@@ -25,7 +25,10 @@ GatewayException
 ├── SettleUncertain         a budget settlement may or may not have committed (budgets/store.py):
 │                           the gate keeps it for recovery, never an answer
 ├── EventTooLarge           an SSE event past its cap (gateway/streaming/sse.py): the adapter
-│                           raises UpstreamError(oversize), the relay ends the stream
+│   │                       raises UpstreamError(oversize), the relay ends the stream
+│   └── FrameTooLarge       an AWS event-stream frame past it (gateway/upstream/bedrock/events.py)
+├── BadFrame                an AWS event-stream frame botocore cannot decode (a CRC, a length):
+│                           the Bedrock adapter raises UpstreamError(invalid_response)
 ├── UndecodableBody         an upstream error body in an encoding not undone
 │                           (gateway/upstream/error_body.py): described, never raised further
 ├── EvalImportError         eval results that cannot be imported (gateway/signals/quality.py):

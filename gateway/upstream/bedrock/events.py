@@ -8,14 +8,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-
-class FrameTooLarge(Exception):
-    def __init__(self, limit: int) -> None:
-        super().__init__(limit)
-        self.limit = limit
+from gateway.domain.errors import GatewayException
+from gateway.streaming.sse import EventTooLarge
 
 
-class BadFrame(Exception):
+class FrameTooLarge(EventTooLarge):
+    """A frame larger than the gateway's event cap (``server.maxUpstreamEventBytes``)."""
+
+
+class BadFrame(GatewayException):
     """A frame botocore could not decode (a CRC mismatch, a bad length)."""
 
 
