@@ -55,3 +55,14 @@ def test_cohere_embeds_every_text_in_one_call_counting_the_header(
     (row,) = new_rows(gateway, before)
     assert row["actual_input_tokens"] == 3
     assert row["actual_cost"] == Decimal("0.0000003")  # 3 · 0.10 per 1M
+
+
+def test_cohere_takes_96_texts_a_call_and_the_vectors_keep_their_order(
+    gateway: RunningGateway, bedrock: FakeBedrock
+) -> None:
+    texts = [f"text {i}" for i in range(100)]
+    result = gateway.client().embeddings.create(model="cohere-embed", input=texts)
+    assert [d.index for d in result.data] == list(range(100))
+    assert [len(r.body["texts"]) for r in bedrock.sent("invoke")] == [96, 4]
+    assert result.usage.prompt_tokens == 200
+    assert bedrock.refused == []

@@ -45,6 +45,7 @@ from gateway.upstream.gemini.completions import chat_to_completion, completion_t
 from gateway.upstream.http import TRANSPORT_ERRORS, UpstreamHTTP, UpstreamResponse, body_chunks
 
 EVENT_STREAM = "application/vnd.amazon.eventstream"
+EMBED_CONCURRENCY = 4  # Titan calls of one embeddings request in flight at once
 _ENCODER = msgspec.json.Encoder()
 
 
@@ -107,27 +108,42 @@ class BedrockAdapter:
             if family == "titan":
                 bodies = embeddings.titan_bodies(call.body, texts)
             else:
-                bodies = [embeddings.cohere_body(call.body, texts)]
+                bodies = embeddings.cohere_bodies(call.body, texts)
         except TranslationError as exc:
             raise _refusal(exc) from exc
-        vectors: list[list[float]] = []
-        tokens = 0
-        for payload in bodies:  # Titan: one text a call
-            response = await self._send(call, "invoke", payload, accept="application/json")
-            header = response.headers.get("x-amzn-bedrock-input-token-count", "")
-            answer = await read_json_object(response, self._client.limits.body_bytes)
-            found = _vectors(answer, family)
-            if found is None:
-                raise UpstreamError(FailureKind.INVALID_RESPONSE, "upstream answered no embedding")
-            vectors.extend(found)
-            count = answer.get("inputTextTokenCount")
-            if isinstance(count, int) and not isinstance(count, bool):
-                tokens += count
-            elif header.isdigit():
-                tokens += int(header)
+        # Titan takes one text a call: a few at a time, the answers kept in input order.
+        gate = asyncio.Semaphore(EMBED_CONCURRENCY)
+
+        async def invoke(payload: dict[str, Any]) -> tuple[list[list[float]], int]:
+            async with gate:
+                return await self._invoke_embedding(call, payload, family)
+
+        answers = await asyncio.gather(*(invoke(payload) for payload in bodies))
+        vectors = [vector for found, _ in answers for vector in found]
+        if len(vectors) != len(texts):
+            raise UpstreamError(
+                FailureKind.INVALID_RESPONSE, "upstream answered another number of embeddings"
+            )
+        tokens = sum(count for _, count in answers)
         body = embeddings.openai_embeddings(vectors, call.model.name, tokens, encoding)
         usage = Usage(input_tokens=tokens, output_tokens=0)
         return UpstreamReply(body=body, usage=usage, response_model=call.model.name)
+
+    async def _invoke_embedding(
+        self, call: UpstreamCall, payload: dict[str, Any], family: str
+    ) -> tuple[list[list[float]], int]:
+        """One InvokeModel: its vectors, and its token count (Titan's body, else the
+        ``X-Amzn-Bedrock-Input-Token-Count`` header)."""
+        response = await self._send(call, "invoke", payload, accept="application/json")
+        header = response.headers.get("x-amzn-bedrock-input-token-count", "")
+        answer = await read_json_object(response, self._client.limits.body_bytes)
+        found = _vectors(answer, family)
+        if found is None:
+            raise UpstreamError(FailureKind.INVALID_RESPONSE, "upstream answered no embedding")
+        count = answer.get("inputTextTokenCount")
+        if isinstance(count, int) and not isinstance(count, bool) and count >= 0:
+            return found, count
+        return found, int(header) if header.isdigit() else 0
 
     async def _send(
         self, call: UpstreamCall, operation: str, payload: dict[str, Any], *, accept: str

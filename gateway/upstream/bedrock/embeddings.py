@@ -1,12 +1,13 @@
 """OpenAI embeddings as Bedrock InvokeModel bodies for Titan and Cohere (pure).
 
 Amazon Titan Text Embeddings (``amazon.titan-embed-text-v1``, ``-v2:0``) take one text a
-call: ``{"inputText", "dimensions"?, "normalize"?}`` answering ``{"embedding",
-"inputTextTokenCount"}``. Cohere Embed (``cohere.embed-…``) takes up to 96 texts:
-``{"texts", "input_type": "search_document"}`` answering ``{"embeddings": [[...]]}``,
-its token count in the ``X-Amzn-Bedrock-Input-Token-Count`` header. ``dimensions`` is
-Titan v2's; ``encoding_format`` ``base64`` is packed here as OpenAI does (little-endian
-float32). Anything else (token arrays, ``user`` aside) is refused naming the field.
+call, ``{"inputText", "dimensions"?}``, answering ``{"embedding", "inputTextTokenCount"}``
+(the adapter makes a few calls at once). Cohere Embed (``cohere.embed-…``) takes up to 96
+texts a call, more going in several: ``{"texts", "input_type": "search_document"}``,
+answering ``{"embeddings": [[...]]}`` with the token count in the
+``X-Amzn-Bedrock-Input-Token-Count`` header. ``dimensions`` is Titan v2's;
+``encoding_format`` ``base64`` is packed here as OpenAI does (little-endian float32).
+Token arrays and Cohere ``dimensions`` are refused naming the field.
 """
 
 from __future__ import annotations
@@ -65,17 +66,16 @@ def titan_bodies(body: dict[str, Any], texts: list[str]) -> list[dict[str, Any]]
     return out
 
 
-def cohere_body(body: dict[str, Any], texts: list[str]) -> dict[str, Any]:
+def cohere_bodies(body: dict[str, Any], texts: list[str]) -> list[dict[str, Any]]:
+    """One body per 96 texts (Cohere's most a call), in input order."""
     if body.get("dimensions") is not None:
         raise TranslationError(
             "dimensions is not supported by Cohere embeddings on AWS Bedrock", "dimensions"
         )
-    if len(texts) > COHERE_MAX_TEXTS:
-        raise TranslationError(
-            f"Cohere embeddings on AWS Bedrock take at most {COHERE_MAX_TEXTS} inputs a call",
-            "input",
-        )
-    return {"texts": texts, "input_type": "search_document"}
+    return [
+        {"texts": texts[i : i + COHERE_MAX_TEXTS], "input_type": "search_document"}
+        for i in range(0, len(texts), COHERE_MAX_TEXTS)
+    ]
 
 
 def vector(value: Any) -> list[float] | None:
