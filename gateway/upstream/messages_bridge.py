@@ -1,6 +1,7 @@
-"""``/v1/messages`` for every provider: native to Anthropic providers (their adapter sends
-the body as it is), else translated to Chat Completions and served by the provider's own
-adapter, its answer and stream translated back to Anthropic's shapes.
+"""``/v1/messages`` for every provider: native to Anthropic providers and to Claude on
+Vertex AI (their adapter sends the body as it is), else translated to Chat Completions
+and served by the provider's own adapter, its answer and stream translated back to
+Anthropic's shapes.
 
 The bridge wraps each adapter; other endpoints' calls pass through it untouched. What
 cannot be translated is refused before anything is sent: a 400 naming the parameter
@@ -28,6 +29,7 @@ from gateway.streaming.openai_stream import DONE_SENTINEL
 from gateway.streaming.sse import EventTooLarge, SSEDecoder, encode_event
 from gateway.upstream.base import Adapter, UpstreamCall, UpstreamReply
 from gateway.upstream.error_body import redact_json
+from gateway.upstream.vertex.adapter import natively_claude
 
 _ENCODER = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder()
@@ -62,7 +64,13 @@ class MessagesBridge:
 
 
 def translates(call: UpstreamCall) -> bool:
-    return call.endpoint is Endpoint.MESSAGES and call.provider.adapter is not AdapterType.ANTHROPIC
+    """Not native: Anthropic's providers and Claude on Vertex take the body as it is."""
+    if call.endpoint is not Endpoint.MESSAGES:
+        return False
+    adapter = call.provider.adapter
+    if adapter is AdapterType.ANTHROPIC:
+        return False
+    return not (adapter is AdapterType.VERTEX and natively_claude(call))
 
 
 def chat_call(call: UpstreamCall) -> UpstreamCall:

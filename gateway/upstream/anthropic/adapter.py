@@ -15,9 +15,10 @@ from gateway.domain.model import Endpoint
 from gateway.streaming.sse import EventTooLarge, SSEDecoder, encode_event
 from gateway.upstream.anthropic.errors import map_error
 from gateway.upstream.anthropic.native import (
-    complete_native,
     native_headers,
-    stream_native,
+    read_native,
+    relay_native,
+    send_native,
 )
 from gateway.upstream.anthropic.stream import StreamTranslator
 from gateway.upstream.anthropic.translate import (
@@ -41,7 +42,7 @@ class AnthropicAdapter:
 
     async def complete(self, call: UpstreamCall) -> UpstreamReply:
         if call.endpoint is Endpoint.MESSAGES:
-            return await complete_native(self._client, call, self._headers(call))
+            return await read_native(await self._send_native(call), self._client)
         request = _translated(call)
         response = await self._send(call, request)
         message = await read_json_object(response, self._client.limits.body_bytes)
@@ -57,7 +58,7 @@ class AnthropicAdapter:
 
     async def open_stream(self, call: UpstreamCall, ask_usage: bool) -> AsyncIterator[bytes]:
         if call.endpoint is Endpoint.MESSAGES:
-            return await stream_native(self._client, call, self._headers(call))
+            return await relay_native(await self._send_native(call), self._client, call)
         request = _translated(call)
         response = await self._send(call, request)
         translator = StreamTranslator(call.model.name, int(time.time()), request.response_tool)
@@ -82,6 +83,10 @@ class AnthropicAdapter:
         return await send_json(
             self._client, call, url, self._headers(call), payload, shape=map_error
         )
+
+    async def _send_native(self, call: UpstreamCall) -> UpstreamResponse:
+        """/v1/messages as the client sent it (native.py)."""
+        return await send_native(self._client, call, native_headers(call))
 
     @staticmethod
     def _headers(call: UpstreamCall) -> dict[str, str]:

@@ -42,10 +42,8 @@ async def send_native(
     return await send_json(client, call, url, headers, native_payload(call), shape=map_error)
 
 
-async def complete_native(
-    client: UpstreamHTTP, call: UpstreamCall, headers: dict[str, str]
-) -> UpstreamReply:
-    response = await send_native(client, call, headers)
+async def read_native(response: UpstreamResponse, client: UpstreamHTTP) -> UpstreamReply:
+    """A whole native answer: the message as it came, its usage read."""
     message = await read_json_object(response, client.limits.body_bytes)
     if message.get("type") != "message":
         raise UpstreamError(FailureKind.INVALID_RESPONSE, "upstream answered no message")
@@ -58,10 +56,10 @@ async def complete_native(
     )
 
 
-async def stream_native(
-    client: UpstreamHTTP, call: UpstreamCall, headers: dict[str, str]
+async def relay_native(
+    response: UpstreamResponse, client: UpstreamHTTP, call: UpstreamCall
 ) -> AsyncIterator[bytes]:
-    response = await send_native(client, call, headers)
+    """A native stream, relayed as it comes once its first chunk is read and is no error."""
     if response.headers.get("content-encoding", "identity").lower() != "identity":
         await response.aclose()
         raise UpstreamError(FailureKind.INVALID_RESPONSE, "upstream compressed its stream unasked")

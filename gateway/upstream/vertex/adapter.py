@@ -5,12 +5,14 @@ Gemini: ``publishers/google/models/{name}:generateContent``,
 ``:streamGenerateContent?alt=sse``, embeddings through ``:predict``. Claude:
 ``publishers/anthropic/models/{name}:rawPredict`` / ``:streamRawPredict`` with the
 Messages API body less ``model`` (it is in the URL) plus ``anthropic_version``
-(``providers[].apiVersion``, default ``vertex-2023-10-16``). Every request carries
+(``providers[].apiVersion``, default ``vertex-2023-10-16``); ``/v1/messages`` goes to
+Claude natively so (docs/messages.md). Every request carries
 ``Authorization: Bearer`` with the provider's access token (auth.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -118,6 +120,27 @@ class VertexClaude(AnthropicAdapter):
             return await send_json(self._client, call, url, headers, payload, shape=_claude_error)
 
         return await self._tokens.sent(call, send)
+
+    async def _send_native(self, call: UpstreamCall) -> UpstreamResponse:
+        """/v1/messages as the client sent it, the model in the URL and the version in the
+        body (as Vertex takes them); the client's ``anthropic-beta`` goes as a header."""
+        payload = {k: v for k, v in call.body.items() if k != "model"}
+        payload["anthropic_version"] = call.provider.api_version or "vertex-2023-10-16"
+        method = "streamRawPredict" if call.stream else "rawPredict"
+        url = model_url(call.provider, call.model.name, method)
+        kept = {k: v for k, v in call.headers.items() if k != "anthropic-version"}
+        native = dataclasses.replace(call, headers=kept)
+
+        async def send() -> UpstreamResponse:
+            headers = await self._tokens.headers(native)
+            return await send_json(self._client, call, url, headers, payload, shape=_claude_error)
+
+        return await self._tokens.sent(call, send)
+
+
+def natively_claude(call: UpstreamCall) -> bool:
+    """A Claude model on Vertex takes /v1/messages natively (``VertexClaude``)."""
+    return publisher(call.model.name) == ANTHROPIC
 
 
 def _claude_error(status: int, body: ErrorBody) -> tuple[int, dict[str, Any]]:

@@ -1,0 +1,69 @@
+"""/v1/messages to Claude on Vertex AI, natively: the anthropic SDK → the gateway → a fake
+Vertex AI. The body goes as sent, less ``model`` (in the URL) plus Vertex's
+``anthropic_version``, whole through ``:rawPredict`` and streamed through
+``:streamRawPredict``; a Gemini model on Vertex is translated."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import anthropic
+
+from tests.integration.gemini_support import fresh_gemini, gemini
+from tests.integration.test_vertex import _vertex_path, vertex
+from tests.support.fake_gemini import FakeGemini, Turn
+from tests.support.gateway import TEST_KEY, RunningGateway
+
+__all__ = ["fresh_gemini", "gemini", "vertex"]
+
+HELLO: list[Any] = [{"role": "user", "content": "Say hello."}]
+USAGE = {"promptTokenCount": 100, "candidatesTokenCount": 20}
+
+
+def _client(gateway: RunningGateway) -> anthropic.Anthropic:
+    return anthropic.Anthropic(base_url=gateway.url, api_key=TEST_KEY, max_retries=0)
+
+
+def test_claude_on_vertex_takes_the_messages_body_natively(
+    vertex: RunningGateway, gemini: FakeGemini
+) -> None:
+    gemini.script(
+        "claude-sonnet-4-5",
+        Turn(parts=[{"text": "Claude here."}], usage=USAGE),
+        Turn(parts=[{"text": "Claude streaming here."}], usage=USAGE),
+    )
+    sdk = _client(vertex)
+    message = sdk.messages.create(
+        model="v-claude",
+        max_tokens=77,
+        system="Be brief.",
+        messages=HELLO,
+        extra_body={"top_k": 3},
+    )
+    assert message.content[0].type == "text" and message.content[0].text == "Claude here."
+    sent = gemini.last("rawPredict")
+    assert sent.path == _vertex_path("anthropic", "claude-sonnet-4-5", "rawPredict")
+    assert sent.body == {
+        "anthropic_version": "vertex-2023-10-16",
+        "max_tokens": 77,
+        "system": "Be brief.",
+        "messages": HELLO,
+        "top_k": 3,
+    }
+    assert "anthropic-version" not in {k.lower() for k in sent.headers}
+    with sdk.messages.stream(model="v-claude", max_tokens=77, messages=HELLO) as stream:
+        text = "".join(stream.text_stream)
+    assert text == "Claude streaming here."
+    assert gemini.last().method == "streamRawPredict"
+    rows = vertex.rows(expect=2)
+    assert {r["inbound_api"] for r in rows} == {"messages"}
+    # 100·3.00 + 20·15.00 = 600 per 1M
+    assert [r["actual_cost"] for r in rows] == [Decimal("0.0006")] * 2
+
+
+def test_gemini_on_vertex_is_translated(vertex: RunningGateway, gemini: FakeGemini) -> None:
+    gemini.script("gemini-2.5-flash", Turn(parts=[{"text": "Gemini here."}], usage=USAGE))
+    message = _client(vertex).messages.create(model="v-chat", max_tokens=50, messages=HELLO)
+    assert message.content[0].type == "text" and message.content[0].text == "Gemini here."
+    assert gemini.last().method == "generateContent"
