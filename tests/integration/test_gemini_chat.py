@@ -311,8 +311,15 @@ def test_thinking_with_a_tool_loop_round_trips_the_signatures(
     usage = {"promptTokenCount": 50, "candidatesTokenCount": 10, "thoughtsTokenCount": 40}
     gemini.script(
         "gemini-3-pro-thinking",
-        Turn(parts=[_call("lookup", q="x"), _call("lookup", q="y")], usage=usage),
-        Turn(parts=[_call("lookup", q="z")], usage=usage),
+        Turn(
+            parts=[
+                {"text": "I should look x up.", "thought": True},
+                _call("lookup", q="x"),
+                _call("lookup", q="y"),
+            ],
+            usage=usage,
+        ),
+        Turn(parts=[{"text": "Now z.", "thought": True}, _call("lookup", q="z")], usage=usage),
         Turn(parts=[{"text": "Done."}], usage=usage),
     )
     client = gateway.client()
@@ -320,7 +327,10 @@ def test_thinking_with_a_tool_loop_round_trips_the_signatures(
     first = client.chat.completions.create(
         model="gemini-think", messages=history, tools=TOOLS, reasoning_effort="high"
     )
-    assert gemini.last().body["generationConfig"] == {"thinkingConfig": {"thinkingLevel": "high"}}
+    assert gemini.last().body["generationConfig"] == {
+        "thinkingConfig": {"thinkingLevel": "high", "includeThoughts": True}
+    }
+    assert first.choices[0].message.model_extra == {"reasoning_content": "I should look x up."}
     assert first.usage is not None and first.usage.completion_tokens == 50
     assert first.usage.completion_tokens_details is not None
     assert first.usage.completion_tokens_details.reasoning_tokens == 40
@@ -341,6 +351,8 @@ def test_thinking_with_a_tool_loop_round_trips_the_signatures(
         )
     )
     (delta,) = [d for c in chunks if c.choices for d in c.choices[0].delta.tool_calls or []]
+    thoughts = [(c.choices[0].delta.model_extra or {}).get("reasoning_content") for c in chunks]
+    assert "Now z." in thoughts
     assert delta.id is not None and ".sig." in delta.id and delta.function is not None
     history += [
         {
@@ -457,6 +469,21 @@ def test_the_responses_api_works_through_the_chat_translation(
     response = gateway.client().responses.create(model="gemini-chat", input="Say hi.")
     assert response.output_text == "Hi from Responses."
     assert gemini.last().body["contents"] == [{"role": "user", "parts": [{"text": "Say hi."}]}]
+
+    gemini.script(
+        "gemini-3-pro-thinking",
+        Turn(parts=[{"text": "Greeting time.", "thought": True}, {"text": "Hi."}]),
+    )
+    reasoned = gateway.client().responses.create(
+        model="gemini-think", input="Say hi.", reasoning={"effort": "low", "summary": "auto"}
+    )
+    assert reasoned.output_text == "Hi."
+    (item,) = [o for o in reasoned.output if o.type == "reasoning"]
+    assert [s.text for s in item.summary] == ["Greeting time."]
+    assert gemini.last().body["generationConfig"]["thinkingConfig"] == {
+        "thinkingLevel": "low",
+        "includeThoughts": True,
+    }
 
 
 def test_legacy_completions_work_through_the_chat_translation(

@@ -8,10 +8,12 @@ Translated: ``model`` (in the URL), ``messages``, ``max_completion_tokens``/``ma
 (``maxOutputTokens``), ``temperature``, ``top_p`` (``topP``), ``stop`` (``stopSequences``,
 at most 5), ``seed``, ``presence_penalty``/``frequency_penalty``, ``n`` (1 only),
 ``reasoning_effort`` (``thinkingConfig``: a ``thinkingLevel`` for gemini-3 models, a
-``thinkingBudget`` for the others), ``response_format`` (``responseMimeType`` and
-``responseJsonSchema``), ``tools``/``tool_choice`` (``tools.functionDeclarations``,
-``toolConfig.functionCallingConfig``), ``parallel_tool_calls: false`` (only the first call
-of an answer is returned), ``stream`` (the ``streamGenerateContent`` method);
+``thinkingBudget`` for the others, and ``includeThoughts`` unless it is ``none``: the
+thought summaries are answered as ``reasoning_content``), ``response_format``
+(``responseMimeType`` and ``responseJsonSchema``), ``tools``/``tool_choice``
+(``tools.functionDeclarations``, ``toolConfig.functionCallingConfig``),
+``parallel_tool_calls: false`` (only the first call of an answer is returned), ``stream``
+(the ``streamGenerateContent`` method);
 ``stream_options.include_usage`` is the gateway's own.
 
 Refused with a 400 naming the field, unless it holds its default: ``logprobs``,
@@ -202,9 +204,11 @@ def thinking_config(effort: Any, model_name: str) -> dict[str, Any] | None:
             f"reasoning_effort must be one of {allowed} for this model (served by Gemini)",
             "reasoning_effort",
         )
+    # Asked to think, it sends its thought summaries too (answered as reasoning_content).
+    summaries = {"includeThoughts": True} if effort != "none" else {}
     if levelled(model_name):
-        return {"thinkingLevel": THINKING_LEVELS[effort]}
-    return {"thinkingBudget": THINKING_BUDGETS[effort]}
+        return {"thinkingLevel": THINKING_LEVELS[effort], **summaries}
+    return {"thinkingBudget": THINKING_BUDGETS[effort], **summaries}
 
 
 def levelled(model_name: str) -> bool:

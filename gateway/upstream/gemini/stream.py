@@ -3,7 +3,8 @@
 Pure and stateful per stream: the adapter parses SSE frames (each ``data:`` a whole
 ``GenerateContentResponse``) and feeds each here; what comes back is relayed. Text parts
 become content deltas as they arrive; a ``functionCall`` part (Gemini sends each whole)
-becomes one tool call delta carrying its id, name and arguments; the chunk with a
+becomes one tool call delta carrying its id, name and arguments; a thought summary a
+``reasoning_content`` delta; the chunk with a
 ``finishReason`` ends the answer; ``usageMetadata`` is cumulative, the last one counts.
 """
 
@@ -22,6 +23,7 @@ from gateway.upstream.gemini.translate import (
     is_blocked,
     openai_usage,
     refusal_text,
+    thought_text,
     tool_call,
     usage_from_gemini,
 )
@@ -70,6 +72,10 @@ class StreamTranslator:
         out: list[dict[str, Any]] = []
         candidate = first_candidate(data)
         for part in candidate_parts(candidate):
+            thought = thought_text(part)
+            if thought:
+                out.append(self._chunk({"reasoning_content": thought}))
+                continue
             call = tool_call(part)
             if call is not None:
                 if self._single_call and self._calls:

@@ -382,6 +382,12 @@ def tool_call(part: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
+def thought_text(part: dict[str, Any]) -> str | None:
+    """A thought summary's text (``includeThoughts``), answered as ``reasoning_content``."""
+    text = part.get("text")
+    return text if isinstance(text, str) and text and part.get("thought") is True else None
+
+
 def answer_text(part: dict[str, Any]) -> str | None:
     """A part's text when it is part of the answer (thought summaries are not)."""
     text = part.get("text")
@@ -403,8 +409,13 @@ def from_gemini_response(
     ``single_call`` (``parallel_tool_calls: false``): only the first call is returned."""
     candidate = first_candidate(resp)
     texts: list[str] = []
+    thoughts: list[str] = []
     calls: list[dict[str, Any]] = []
     for part in candidate_parts(candidate):
+        thought = thought_text(part)
+        if thought:
+            thoughts.append(thought)
+            continue
         call = tool_call(part)
         if call is not None:
             if not (single_call and calls):
@@ -425,6 +436,8 @@ def from_gemini_response(
     }
     if calls:
         message["tool_calls"] = calls
+    if thoughts:
+        message["reasoning_content"] = "".join(thoughts)
     meta = resp.get("usageMetadata")
     version = resp.get("modelVersion")
     response_id = resp.get("responseId")

@@ -118,10 +118,10 @@ def test_tools_choice_and_structured_output() -> None:
 def test_reasoning_effort_is_a_budget_on_2x_and_a_level_on_3() -> None:
     body = {"messages": [{"role": "user", "content": "x"}], "reasoning_effort": "low"}
     assert translate_request(body, "gemini-2.5-pro")["generationConfig"] == {
-        "thinkingConfig": {"thinkingBudget": 1024}
+        "thinkingConfig": {"thinkingBudget": 1024, "includeThoughts": True}
     }
     assert translate_request(body, "gemini-3-pro-preview")["generationConfig"] == {
-        "thinkingConfig": {"thinkingLevel": "low"}
+        "thinkingConfig": {"thinkingLevel": "low", "includeThoughts": True}
     }
     off = {**body, "reasoning_effort": "none"}
     assert translate_request(off, "gemini-2.5-flash")["generationConfig"] == {
@@ -292,6 +292,7 @@ def test_an_answer_maps_text_calls_usage_and_reasoning_tokens() -> None:
     choice = out["choices"][0]
     assert choice["finish_reason"] == "tool_calls"
     assert choice["message"]["content"] == "Let me look."
+    assert choice["message"]["reasoning_content"] == "thinking about it"
     first, second = choice["message"]["tool_calls"]
     assert parse_call_id(first["id"]).signature == SIGNATURE
     assert json.loads(second["function"]["arguments"]) == {"q": "y"}
@@ -331,6 +332,10 @@ def test_safety_stops_and_blocked_prompts_are_content_filter_with_the_reason() -
 
 def test_a_stream_sends_text_calls_finish_and_the_last_usage() -> None:
     translator = StreamTranslator("m", 1)
+    thought = translator.feed(
+        {"candidates": [{"content": {"parts": [{"text": "Hmm.", "thought": True}]}}]}
+    )
+    assert thought[0]["choices"][0]["delta"] == {"role": "assistant", "reasoning_content": "Hmm."}
     chunks = translator.feed(
         {
             "candidates": [{"content": {"parts": [{"text": "Hel"}]}}],
@@ -362,7 +367,7 @@ def test_a_stream_sends_text_calls_finish_and_the_last_usage() -> None:
     )
     assert translator.done
     deltas = [c["choices"][0]["delta"] for c in chunks]
-    assert deltas[0] == {"role": "assistant", "content": "Hel"}
+    assert deltas[0] == {"content": "Hel"}
     assert deltas[1] == {"content": "lo"}
     calls = [d["tool_calls"][0] for d in deltas if "tool_calls" in d]
     assert [c["index"] for c in calls] == [0, 1]
