@@ -290,6 +290,12 @@ def test_reasoning_effort_is_claudes_thinking_and_untranslatable_fields_are_refu
         "thinking": {"type": "enabled", "budget_tokens": 2000}
     }
     assert sent.body["inferenceConfig"] == {"maxTokens": 4000}
+    bedrock.script(CLAUDE, Answer(reasoning="Think.", text="Hello."))
+    raw = gateway.client().chat.completions.with_raw_response.create(
+        model="claude-chat", messages=MESSAGES, reasoning_effort="low", temperature=0.2
+    )
+    assert raw.headers["x-gateway-ignored-params"] == "temperature"  # Claude refuses it beside
+    assert "temperature" not in bedrock.sent("converse")[-1].body["inferenceConfig"]
     for field, value in (("logprobs", True), ("presence_penalty", 0.5), ("n", 2)):
         with pytest.raises(openai.BadRequestError) as refused:
             gateway.client().chat.completions.create(
@@ -303,7 +309,7 @@ def test_reasoning_effort_is_claudes_thinking_and_untranslatable_fields_are_refu
         )
     assert isinstance(refused.value.body, dict)
     assert refused.value.body["param"] == "reasoning_effort"
-    assert len(bedrock.received) == 1
+    assert len(bedrock.received) == 2
 
 
 def test_thinking_with_a_tool_loop_sends_the_signed_thinking_back(
