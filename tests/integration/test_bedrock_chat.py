@@ -96,7 +96,13 @@ def test_a_stream_relays_text_and_usage_from_event_stream_frames(
 ) -> None:
     bedrock.script(
         CLAUDE,
-        Answer(text="One two three four.", input_tokens=100, cache_read=50, output_tokens=40),
+        Answer(
+            text="One two three four.",
+            input_tokens=100,
+            cache_read=50,
+            cache_write=10,
+            output_tokens=40,
+        ),
     )
     before = len(gateway.rows())
     stream = gateway.client().chat.completions.create(
@@ -111,16 +117,16 @@ def test_a_stream_relays_text_and_usage_from_event_stream_frames(
     finishes = [c.choices[0].finish_reason for c in chunks if c.choices]
     assert finishes[-1] == "stop"
     usage = chunks[-1].usage
-    assert usage is not None and (usage.prompt_tokens, usage.completion_tokens) == (150, 40)
+    assert usage is not None and (usage.prompt_tokens, usage.completion_tokens) == (160, 40)
     assert bedrock.refused == []
     (sent,) = bedrock.sent("converse-stream")
     assert sent.headers["Accept"] == "application/vnd.amazon.eventstream"
 
     (row,) = new_rows(gateway, before)
     assert row["success"] == 1 and row["usage_source"] == "provider"
-    assert (row["actual_input_tokens"], row["actual_output_tokens"]) == (150, 40)
-    # 100·0.80 + 50·0.08 + 40·4.00 = 244 per 1M
-    assert row["actual_cost"] == Decimal("0.000244")
+    assert (row["actual_input_tokens"], row["actual_output_tokens"]) == (160, 40)
+    # 100·0.80 + 50·0.08 (cacheRead) + 10·1.00 (cacheWrite) + 40·4.00 = 254 per 1M
+    assert row["actual_cost"] == Decimal("0.000254")
 
 
 def test_parallel_tool_calls_round_trip_whole_and_streamed(
