@@ -269,3 +269,35 @@ def test_a_stream_without_usage_is_estimated(
     (row,) = gateway.rows(expect=1)
     assert row["usage_source"] == "estimated" and row["success"] == 1
     assert row["estimated_output_tokens"] > 0 and row["actual_output_tokens"] is None
+
+
+def test_a_translated_stream_cut_midway_ends_with_an_error_event(
+    gateway: RunningGateway, upstream: FakeUpstream
+) -> None:
+    upstream.behave("small-model", cut_after=2, content="one two three four five")
+    with (
+        pytest.raises(anthropic.APIStatusError, match="stream"),
+        client(gateway).messages.stream(model="chat", max_tokens=50, messages=HELLO) as stream,
+    ):
+        for _ in stream:
+            pass
+    (row,) = gateway.rows(expect=1)
+    assert row["success"] == 0 and row["error_class"] == "stream_cut"
+
+
+def test_the_demo_echo_provider_answers_the_messages_api(sqlite_url: str) -> None:
+    from tests.support.gateway import running_gateway
+
+    yaml_text = f"""
+database: {{url: "{sqlite_url}"}}
+auth: {{keys: [{{id: alice, key: "${{ALICE_KEY}}"}}]}}
+providers: [{{id: demo, adapter: echo, baseUrl: "echo://local"}}]
+models: [{{id: demo-chat, provider: demo, capabilities: [chat, tools, streaming]}}]
+configurations: [{{id: demo, mode: fixed, model: demo-chat}}]
+"""
+    with running_gateway(yaml_text) as running:
+        sdk = client(running)
+        message = sdk.messages.create(model="demo", max_tokens=50, messages=HELLO)
+        assert message.type == "message" and message.content[0].type == "text"
+        with sdk.messages.stream(model="demo", max_tokens=50, messages=HELLO) as stream:
+            assert "".join(stream.text_stream)
