@@ -2,9 +2,11 @@
 
 The upstream is an ``httpx.MockTransport`` answering a fixed completion, so the
 figure is what the gateway adds (parsing, routing, pricing, telemetry enqueue,
-metrics, response), free of network and load-generator noise. Prints µs per call
-for a fixed-mode call, a criteria-mode call with callHistory, and a stream, and
-the top functions of a profile with ``--profile``.
+metrics, response), free of network and load-generator noise. Prints the CPU time
+(process time, steadier than the clock on a shared machine) per call for a fixed-mode
+call, a criteria-mode call with callHistory, a stream, and a paced stream (200 events,
+one a read, as a model sends them; and what each of its events costs beyond the short
+stream's), and the top functions of a profile with ``--profile``.
 
     python bench/inprocess.py [--calls 5000] [--profile]
 """
@@ -52,7 +54,29 @@ STREAM = (
 )
 
 
+# A paced model's stream reaches the gateway one event a read: PACED_EVENTS content events
+# (plus a finish, a usage chunk and [DONE]), each its own chunk of the body.
+PACED_EVENTS = 200
+_PACED_EVENT = (
+    b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m",'
+    b'"system_fingerprint":"t1.0","choices":[{"index":0,"delta":{"content":" lorem lorem'
+    b' lorem"},"finish_reason":null}]}\n\n'
+)
+_STREAM_TAIL = STREAM.split(b"\n\n", 1)[1]
+
+
+class _Paced(httpx.AsyncByteStream):
+    async def __aiter__(self) -> Any:
+        for _ in range(PACED_EVENTS):
+            yield _PACED_EVENT
+        for block in _STREAM_TAIL.split(b"\n\n")[:-1]:
+            yield block + b"\n\n"
+
+
 def upstream(request: httpx.Request) -> httpx.Response:
+    if b'"user":"paced"' in request.content:
+        headers = {"content-type": "text/event-stream"}
+        return httpx.Response(200, stream=_Paced(), headers=headers)
     if b'"stream":true' in request.content:
         return httpx.Response(200, content=STREAM, headers={"content-type": "text/event-stream"})
     return httpx.Response(200, json=ANSWER)
@@ -107,7 +131,11 @@ async def run(calls: int, profile: bool) -> None:
         "fixed, stream": json.dumps(
             {"model": "fixed", "messages": [message], "stream": True}
         ).encode(),
+        "fixed, paced stream": json.dumps(
+            {"model": "fixed", "messages": [message], "stream": True, "user": "paced"}
+        ).encode(),
     }
+    per_call: dict[str, float] = {}
     startup = asyncio.Event()
     shutdown = asyncio.Event()
     task = asyncio.create_task(_lifespan(app, startup, shutdown))
@@ -119,16 +147,21 @@ async def run(calls: int, profile: bool) -> None:
     )
     for name, body in bodies.items():
         for _ in range(200):
-            assert await call(app, body) == 200
+            status = await call(app, body)
+            assert status == 200, (name, status)
         if profiler:
             profiler.enable()
-        start = time.perf_counter()
-        for _ in range(calls):
+        count = calls // 20 if "paced" in name else calls
+        start = time.process_time()
+        for _ in range(count):
             await call(app, body)
-        elapsed = time.perf_counter() - start
+        elapsed = time.process_time() - start
         if profiler:
             profiler.disable()
-        print(f"  {name:24} {elapsed / calls * 1e6:8.1f} µs per call")
+        per_call[name] = elapsed / count * 1e6
+        print(f"  {name:24} {per_call[name]:8.1f} µs per call ({count} calls)")
+    extra = per_call["fixed, paced stream"] - per_call["fixed, stream"]
+    print(f"  a paced stream's event, one a read: {extra / (PACED_EVENTS - 1):.2f} µs")
     shutdown.set()
     await task
     if profiler:

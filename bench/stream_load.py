@@ -26,6 +26,7 @@ written vs calls made, and a ``/healthz`` probe every 100 ms during the run (p50
     python bench/stream_load.py [--streams 2000] [--duration 30] [--workers 1]
         [--first-ms 300] [--rate 25] [--tokens-per-event 3] [--whole-share 0.1]
         [--targets direct,sqlite,postgres,floor,litellm] [--postgres URL]
+        [--profile SECONDS [--gil]]   # py-spy the gateway during its run (pip install py-spy)
 
 The machine is what limits this benchmark: the upstream and the client are Python
 processes too, and they need CPU beside the gateway (their shares are printed).
@@ -58,6 +59,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 from bench_config import KEY, bench_config  # noqa: E402 - the sibling modules
 from overhead import cpu_seconds, free_port, start, stop, wait_port  # noqa: E402
+from profile_load import summarise  # noqa: E402
 
 MARK = b'"system_fingerprint":"t'
 PROMPT = [{"role": "user", "content": "Write a long answer."}]
@@ -437,11 +439,17 @@ def run_load(args: argparse.Namespace, target: Target, upstream_pid: int) -> Fig
     up_before = cpu_seconds(upstream_pid)
     client = subprocess.Popen(command)
     prober.start()
+    spy = profile(args, target, pids[0])
     samples: list[tuple[float, int]] = []
     while client.poll() is None:
         samples.append((time.monotonic(), rss_kb(pids)))
         time.sleep(0.5)
     client.wait()
+    if spy is not None:
+        spy[0].wait()
+        raw = spy[1]
+        print(f"\npy-spy of {target.name} ({args.profile:g} s from {args.ramp + 1:g} s in):")
+        summarise(raw.read_text(), 25)
     prober.stopping.set()
     prober.join()
     cpu = cpu_of(pids) - cpu_before
@@ -471,6 +479,26 @@ def run_load(args: argparse.Namespace, target: Target, upstream_pid: int) -> Fig
         prober.failures,
         rows,
     )
+
+
+def profile(
+    args: argparse.Namespace, target: Target, pid: int
+) -> tuple[subprocess.Popen[bytes], Path] | None:
+    """py-spy recording the gateway's first process once the ramp is over (``--profile``)."""
+    if not args.profile or not target.name.startswith("gateway"):
+        return None
+    spy = shutil.which("py-spy")
+    if spy is None:
+        print("py-spy is not installed (pip install py-spy): no profile", file=sys.stderr)
+        return None
+    out = tempfile.mkstemp(prefix="stream-load-", suffix=".txt")[1]
+    command = [spy, "record", "--pid", str(pid), "--format", "raw", "--rate", "250"]
+    command += ["--duration", f"{args.profile:g}", "--nonblocking", "--output", out]
+    if args.gil:
+        command.append("--gil")
+    time.sleep(args.ramp + 1)
+    quiet = subprocess.DEVNULL
+    return subprocess.Popen(command, stdout=quiet, stderr=quiet), Path(out)
 
 
 def sqlite_rows(path: Path) -> Any:
@@ -613,6 +641,10 @@ def main() -> int:
     parser.add_argument("--sample", type=float, default=0.2, help="share of events timed")
     parser.add_argument("--targets", default="direct,sqlite,postgres,floor,litellm,portkey")
     parser.add_argument("--postgres", default=os.environ.get("GATEWAY_TEST_POSTGRES_URL"))
+    parser.add_argument(
+        "--profile", type=float, default=0, help="py-spy the gateway this many seconds"
+    )
+    parser.add_argument("--gil", action="store_true", help="py-spy --gil (with --profile)")
     parser.add_argument("--client", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--path", default="/v1/chat/completions", help=argparse.SUPPRESS)

@@ -82,6 +82,8 @@ class StreamRelay:
         self._counter = counter
         self._finish = finish
         self._include_usage = ctx.request.include_usage
+        # On /v1/responses and /v1/messages the usage is in an event the client reads anyway.
+        self._typed = isinstance(opened.tracker, (ResponsesStreamTracker, MessagesStreamTracker))
         self._invalid = False  # an event that is not JSON ended the stream
         api_key = target.provider.api_key
         self._key = key_spellings(api_key) if api_key else ()
@@ -154,32 +156,39 @@ class StreamRelay:
         same moment, and a write per event cost more than the rest of its relay."""
         out: list[bytes] = []
         held, self._held = self._held, []
+        tally = self._tracker.tally
         try:
             for raw, seen in held:
-                if not await self._forward(out, raw, seen):
+                if seen is not None and tally.full:
+                    await self._count_off_loop(tally.take_backlog())
+                if not self._forward(out, raw, seen):
                     return
             await _flush(emit, out)
             decoder = self._decoder
             tracker = self._tracker
+            forward = self._forward
             async for chunk in self._chunks:
                 for raw in decoder.feed_raw(chunk):
                     event = raw.event
-                    seen = None if event is None else tracker.observe(event.data, event.event)
-                    if not await self._forward(out, raw, seen):
+                    if event is None:
+                        seen = None
+                    else:
+                        seen = tracker.observe(event.data, event.event)
+                        if tally.full:  # counted as it goes, so that none of it is kept
+                            await self._count_off_loop(tally.take_backlog())
+                    if not forward(out, raw, seen):
                         return
                 await _flush(emit, out)
         finally:
             if out:  # what was ready when the stream ended, broke or stopped
                 await _flush(emit, out)
 
-    async def _forward(self, out: list[bytes], raw: RawEvent, seen: Observation | None) -> bool:
-        """Queue one block's bytes on ``out``; False when it ends the stream."""
+    def _forward(self, out: list[bytes], raw: RawEvent, seen: Observation | None) -> bool:
+        """Queue one block's bytes on ``out``; False when it ends the stream. (Not a
+        coroutine: it runs for every event; the tally is counted by the caller.)"""
         if seen is None:  # keep-alive comment or empty block
             out.append(self._without_key(raw.raw, raw, None))
             return True
-        tally = self._tracker.tally
-        if tally.full:  # counted as it goes, so that none of it is kept
-            await self._count_off_loop(tally.take_backlog())
         if seen.invalid:
             self._invalid = True
             return False
@@ -189,10 +198,9 @@ class StreamRelay:
         if seen.usage_only and not self._include_usage:
             return True
         block = raw.raw
-        responses = isinstance(self._tracker, ResponsesStreamTracker)
-        messages = isinstance(self._tracker, MessagesStreamTracker)
-        typed = responses or messages  # the usage is in an event the client reads anyway
-        if seen.has_usage and (self._include_usage or typed) and seen.chunk is not None:
+        if seen.has_usage and (self._include_usage or self._typed) and seen.chunk is not None:
+            responses = isinstance(self._tracker, ResponsesStreamTracker)
+            messages = isinstance(self._tracker, MessagesStreamTracker)
             amount = self._cost()
             if amount is not None and responses:  # response.completed's usage gains it
                 block = with_response_cost(seen.chunk, amount)

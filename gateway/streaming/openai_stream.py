@@ -15,9 +15,8 @@ is opaque: observed, never fatal.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -34,9 +33,9 @@ _decoder = msgspec.json.Decoder()
 _encoder = msgspec.json.Encoder()
 
 
-@dataclass(frozen=True, slots=True)
-class Observation:
-    """What one event is, for the relay."""
+class Observation(NamedTuple):
+    """What one event is, for the relay (a tuple: made for every event of every stream,
+    and a frozen dataclass's ``__init__`` cost about as much as decoding the event)."""
 
     done: bool = False  # the [DONE] sentinel
     # ``choices`` empty (or absent) and ``usage`` present: the chunk the gateway asked
@@ -97,11 +96,14 @@ class StreamUsageTracker:
         model = chunk.get("model")
         if self.model is None and isinstance(model, str) and model:
             self.model = model
-        usage = usage_from_openai(chunk.get("usage"))
+        raw_usage = chunk.get("usage")  # absent from all but the last chunk
+        usage = None if raw_usage is None else usage_from_openai(raw_usage)
         if usage is not None:
             self.usage = usage
         choices = chunk.get("choices")
         has_content = self._observe_choices(choices) if isinstance(choices, list) else False
+        if usage is None and not is_error:  # most events: text, a finish reason
+            return Observation(False, False, False, False, False, has_content, chunk)
         return Observation(
             usage_only=usage is not None and not choices and not is_error,
             error=is_error,
@@ -130,7 +132,10 @@ class StreamUsageTracker:
         seen = self._keep(delta.get("reasoning_content")) or seen
         seen = self._keep(delta.get("reasoning")) or seen
         tool_calls = delta.get("tool_calls")
-        functions = [delta.get("function_call")]  # the legacy single-call form
+        legacy = delta.get("function_call")  # the legacy single-call form
+        if tool_calls is None and legacy is None:
+            return seen
+        functions = [legacy]
         if isinstance(tool_calls, list):
             functions += [call.get("function") for call in tool_calls if isinstance(call, dict)]
         for function in functions:

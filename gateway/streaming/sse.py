@@ -23,7 +23,6 @@ still arriving) is larger: an upstream cannot make it buffer without limit.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from gateway.domain.errors import GatewayException
@@ -32,8 +31,9 @@ _BOM = b"\xef\xbb\xbf"
 _EOL = re.compile(rb"\r\n|\r|\n")
 
 
-@dataclass(frozen=True, slots=True)
-class SSEEvent:
+class SSEEvent(NamedTuple):
+    """One dispatched event (a tuple: one is made for every event of every stream)."""
+
     event: str | None
     data: str
     id: str | None = None
@@ -94,6 +94,31 @@ class SSEDecoder:
         return [item.event for item in self.feed_raw(chunk) if item.event is not None]
 
     def feed_raw(self, chunk: bytes) -> list[RawEvent]:
+        if self._buf or not self._started or b"\r" in chunk:
+            return self._feed_general(chunk)
+        # At a block boundary (nothing held: every interpreted line's bytes stay in _buf
+        # until its block dispatches, so no field is pending either). A model's stream is
+        # one ``data: ...`` line and a blank line an event, one or a few events a read:
+        # such blocks are dispatched here without the line-by-line walk (the same events,
+        # the same raw bytes); the first other block and all after it take the walk.
+        out: list[RawEvent] = []
+        pos = 0
+        limit = self._max
+        while True:
+            end = chunk.find(b"\n\n", pos)
+            if end < 0 or not chunk.startswith(b"data:", pos) or chunk.find(b"\n", pos) != end:
+                break
+            if limit is not None and end + 2 - pos > limit:
+                raise EventTooLarge(limit)
+            value = pos + 6 if chunk.startswith(b" ", pos + 5) else pos + 5
+            data = chunk[value:end].decode("utf-8", errors="replace")
+            out.append(RawEvent(SSEEvent(None, data, self._last_id, None), chunk[pos : end + 2]))
+            pos = end + 2
+        if pos < len(chunk):
+            out += self._feed_general(chunk[pos:] if pos else chunk)
+        return out
+
+    def _feed_general(self, chunk: bytes) -> list[RawEvent]:
         self._buf += chunk
         out = self._drain(final=False)
         if self._max is not None and len(self._buf) > self._max:

@@ -71,11 +71,11 @@ class _AiohttpResponse:
         self.status_code = response.status
         self.headers: Mapping[str, str] = response.headers
 
-    async def chunks(self) -> AsyncIterator[bytes]:
+    def chunks(self) -> AsyncIterator[bytes]:
         # What has arrived, at most CHUNK_BYTES at a time: a stream decoder then sees the
-        # events before a later oversize one in separate pieces.
-        async for chunk in self._response.content.iter_chunked(CHUNK_BYTES):
-            yield chunk
+        # events before a later oversize one in separate pieces. aiohttp's own iterator,
+        # not a generator around it: a paced stream takes a step per event.
+        return self._response.content.iter_chunked(CHUNK_BYTES)
 
     async def aclose(self) -> None:
         self._response.release()
@@ -91,6 +91,7 @@ class _HttpxResponse:
 
     async def chunks(self) -> AsyncIterator[bytes]:
         """A transport that read the body already (MockTransport) gives it whole."""
+        import httpx  # only on this path (the module's doc): a name for the except below
 
         try:
             content = self._response.content

@@ -234,3 +234,55 @@ def test_events_up_to_the_cap_pass_and_many_small_ones_never_add_up() -> None:
     assert len(event) == 64
     for _ in range(100):
         assert decoder.feed(event) == [SSEEvent(None, "z" * 56)]
+
+
+# A model's stream: mostly one ``data:`` line a block, which the decoder dispatches without
+# its line-by-line walk when a read starts at a block boundary; ids, names, comments and
+# multi-line data in between take the walk. Whatever the reads, the same events and bytes.
+MODEL_STREAM = (
+    b'data: {"a":1}\n\n'
+    b'data:{"b":2}\n\n'
+    b": ping\n\n"
+    b"id: 7\ndata: x\n\n"
+    b"data: after the id\n\n"
+    b"event: named\ndata: with a name\n\n"
+    b"data: two\ndata: lines\n\n"
+    b"data: \xc3\xa9t\xc3\xa9\n\n"
+    b"data: \n\n"
+    b"\n"
+    b"data: [DONE]\n\n"
+)
+
+
+def test_a_model_stream_decodes_the_same_whole_or_byte_by_byte() -> None:
+    whole = _feed_all([MODEL_STREAM])
+    assert whole == _feed_all([bytes([b]) for b in MODEL_STREAM])
+    events = [item.event for item in whole if item.event is not None]
+    assert [event.data for event in events] == [
+        '{"a":1}',
+        '{"b":2}',
+        "x",
+        "after the id",
+        "with a name",
+        "two\nlines",
+        "été",
+        "",
+        "[DONE]",
+    ]
+    assert [event.id for event in events][3:] == ["7"] * 6  # the id persists
+    assert events[4].event == "named" and events[5].event is None
+
+
+@pytest.mark.parametrize("first", range(0, len(MODEL_STREAM) + 1, 3))
+def test_a_model_stream_split_in_three_reads_decodes_as_whole(first: int) -> None:
+    whole = _feed_all([MODEL_STREAM])
+    for second in range(first, len(MODEL_STREAM) + 1, 7):
+        chunks = [MODEL_STREAM[:first], MODEL_STREAM[first:second], MODEL_STREAM[second:]]
+        assert _feed_all(chunks) == whole
+
+
+def test_one_line_events_past_the_cap_raise_on_the_fast_path_too() -> None:
+    decoder = SSEDecoder(max_event_bytes=64)
+    assert decoder.feed(b"data: " + b"z" * 56 + b"\n\n") == [SSEEvent(None, "z" * 56)]
+    with pytest.raises(EventTooLarge):
+        decoder.feed(b"data: ok\n\ndata: " + b"z" * 57 + b"\n\n")
