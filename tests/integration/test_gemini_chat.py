@@ -22,7 +22,7 @@ from tests.integration.gemini_support import (
 )
 from tests.support.fake_gemini import API_KEY, Blocked, Failure, FakeGemini, Turn
 from tests.support.fake_upstream import FakeUpstream
-from tests.support.gateway import TEST_KEY, RunningGateway
+from tests.support.gateway import TEST_KEY, RunningGateway, gateway_yaml, running_gateway
 
 __all__ = ["fresh_gemini", "gateway", "gemini"]
 
@@ -434,6 +434,41 @@ def test_a_gemini_refusal_of_the_request_is_relayed_as_openai_error(
         "invalid_request_error",
     )
     assert len(gemini.received) == 1  # a 400 is not retried
+
+
+def test_a_refused_api_key_is_the_gateways_credential_failing_and_falls_back(
+    gemini: FakeGemini, upstream: FakeUpstream, sqlite_url: str
+) -> None:
+    gemini.reset()
+    upstream.behave("small-model", content="From the fallback.")
+    wrong = "AIza-wrong-key-987654321"
+    providers = (
+        f'  - {{id: google, adapter: gemini, baseUrl: "{gemini.base_url}", apiKey: "{wrong}",\n'
+        f"     maxRetries: 0}}\n"
+    )
+    yaml_text = gateway_yaml(
+        upstream.url,
+        sqlite_url,
+        providers=providers,
+        models="  - {id: flash, provider: google, name: gemini-2.5-flash, capabilities: [chat]}",
+        configurations="""
+  - {id: gemini-only, mode: fixed, model: flash}
+  - {id: gemini-first, mode: fixed, model: flash, fallback: [chat]}""",
+    )
+    with running_gateway(yaml_text) as running:
+        client = running.client()
+        with pytest.raises(openai.InternalServerError) as failed:
+            client.chat.completions.create(model="gemini-only", messages=MESSAGES)
+        assert failed.value.status_code == 502
+        assert "rejected the gateway's credentials" in str(failed.value.body)
+        assert wrong not in str(failed.value.body) and "API key not valid" not in str(
+            failed.value.body
+        )
+        rescued = client.chat.completions.create(model="gemini-first", messages=MESSAGES)
+        assert rescued.choices[0].message.content == "From the fallback."
+        rows = running.rows()
+        assert rows[0]["error_class"] == "upstream_auth"
+        assert (rows[1]["success"], rows[1]["served_provider"]) == (1, "fake")
 
 
 def test_safety_blocks_are_content_filter_with_the_reason(

@@ -194,8 +194,15 @@ class FakeGemini:
         key = request.headers.get("x-goog-api-key")
         if "key" in request.query or "authorization" in {h.lower() for h in request.headers}:
             return _error(400, "INVALID_ARGUMENT", "send the key in x-goog-api-key only")
-        if key != API_KEY:
-            return _error(400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid key.")
+        if key != API_KEY:  # as Google answers it: a 400 whose ErrorInfo names the key
+            info = {
+                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                "reason": "API_KEY_INVALID",
+                "domain": "googleapis.com",
+                "metadata": {"service": "generativelanguage.googleapis.com"},
+            }
+            message = "API key not valid. Please pass a valid API key."
+            return _error(400, "INVALID_ARGUMENT", message, details=[info])
         return await self._serve(request, model, method, body, vertex=False)
 
     async def _serve(

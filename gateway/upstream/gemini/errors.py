@@ -33,6 +33,8 @@ STATUS_BY_CODE = {
     "DEADLINE_EXCEEDED": 504,
 }
 _RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
+_ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
+_KEY_REASONS = frozenset({"API_KEY_INVALID", "API_KEY_EXPIRED"})
 _DURATION = re.compile(r"^(\d{1,6})(\.\d{1,9})?s$")
 
 
@@ -63,9 +65,23 @@ def retry_delay(data: Any) -> str | None:
     return None
 
 
+def key_refused(data: Any) -> bool:
+    """Google answers a bad API key with a 400 whose ErrorInfo reason says so: it is the
+    gateway's credential that failed, not the client's request."""
+    error = data.get("error") if isinstance(data, dict) else None
+    details = error.get("details") if isinstance(error, dict) else None
+    return any(
+        isinstance(d, dict) and d.get("@type") == _ERROR_INFO and d.get("reason") in _KEY_REASONS
+        for d in (details if isinstance(details, list) else [])
+    )
+
+
 def map_error(status: int, body: ErrorBody) -> tuple[int, dict[str, Any]]:
-    """A Gemini error response as (status for the client, OpenAI error envelope)."""
+    """A Gemini error response as (status for the client, OpenAI error envelope); a 400
+    refusing the API key as the 401 it means (the gateway's credentials: not relayed)."""
     code, google_status, message = parse_error(body.data) if body.is_json else (None, None, None)
+    if body.is_json and key_refused(body.data):
+        status = 401
     if status < 400:
         status = STATUS_BY_CODE.get(google_status or "", code if code and code >= 400 else 502)
     if google_status is None and message is None:

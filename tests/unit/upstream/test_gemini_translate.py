@@ -397,6 +397,19 @@ def test_errors_keep_google_status_and_retry_info() -> None:
     assert envelope["error"]["message"] == "Quota exceeded"
     assert envelope["error"]["type"] == "rate_limit_error" or envelope["error"]["type"]
     assert retry_delay(data) == "1.5"
+    bad_key = {
+        "error": {
+            "code": 400,
+            "message": "API key not valid.",
+            "status": "INVALID_ARGUMENT",
+            "details": [
+                {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID"}
+            ],
+        }
+    }
+    assert map_error(400, ErrorBody(data=bad_key, is_json=True))[0] == 401
+    bad_key["error"]["details"] = []
+    assert map_error(400, ErrorBody(data=bad_key, is_json=True))[0] == 400
     assert retry_delay({"error": {"details": [{"@type": "x", "retryDelay": "3s"}]}}) is None
 
 
