@@ -55,12 +55,25 @@ def tool_input(arguments: Any) -> Any:
     return decoded if isinstance(decoded, dict) else {"arguments": arguments}
 
 
+def thinking_of(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """The answer's reasoning as thinking blocks: Claude's own (``thinking_blocks``, with
+    their signatures, as a Bedrock answer carries them), else ``reasoning_content`` as one
+    block with an empty signature (a reasoning model's text, which nothing verifies)."""
+    blocks = message.get("thinking_blocks")
+    if isinstance(blocks, list) and blocks:
+        return [dict(b) for b in blocks if isinstance(b, dict)]
+    text = message.get("reasoning_content")
+    if isinstance(text, str) and text:
+        return [{"type": "thinking", "thinking": text, "signature": ""}]
+    return []
+
+
 def to_message(chat: dict[str, Any], usage: Usage | None) -> dict[str, Any]:
     choices = chat.get("choices")
     choice = choices[0] if isinstance(choices, list) and choices else {}
     message = choice.get("message") if isinstance(choice, dict) else None
     message = message if isinstance(message, dict) else {}
-    content: list[dict[str, Any]] = []
+    content = thinking_of(message)
     text = message.get("content")
     if isinstance(text, str) and text:
         content.append({"type": "text", "text": text})

@@ -62,9 +62,13 @@ class ChatRequest:
     ignored: list[str] = field(default_factory=list)  # left out, as the client named them
 
 
-def to_chat(body: Mapping[str, Any], *, reasoning: bool) -> ChatRequest:
+def to_chat(
+    body: Mapping[str, Any], *, reasoning: bool, thinking_blocks: bool = False
+) -> ChatRequest:
     """The chat body for ``body``; ``reasoning``: the model declares the capability, so
-    ``thinking`` becomes ``reasoning_effort``."""
+    ``thinking`` becomes ``reasoning_effort``; ``thinking_blocks``: the provider takes
+    Claude's thinking blocks back (Bedrock), so earlier turns' go as an assistant
+    message's ``thinking_blocks`` rather than being dropped."""
     ignored: list[str] = []
     for name, value in body.items():
         if value is None or name in _HANDLED:
@@ -73,7 +77,8 @@ def to_chat(body: Mapping[str, Any], *, reasoning: bool) -> ChatRequest:
             raise Untranslatable(name, f"'{name}' has no Chat Completions counterpart.")
         ignored.append(name)
     out: dict[str, Any] = {"model": body.get("model")}
-    out["messages"] = [*_system(body.get("system")), *_messages(body.get("messages"))]
+    messages = _messages(body.get("messages"), thinking_blocks)
+    out["messages"] = [*_system(body.get("system")), *messages]
     for name in ("temperature", "top_p", "stream"):
         if body.get(name) is not None:
             out[name] = body[name]
@@ -119,7 +124,7 @@ def _plain_text(content: Any, param: str) -> str:
     return "\n\n".join(texts)
 
 
-def _messages(messages: Any) -> list[dict[str, Any]]:
+def _messages(messages: Any, thinking_blocks: bool) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for i, message in enumerate(messages if isinstance(messages, list) else []):
         role = message.get("role")
@@ -130,7 +135,7 @@ def _messages(messages: Any) -> list[dict[str, Any]]:
         elif role == "user":
             out.extend(_user(content, f"{param}.content"))
         elif role == "assistant":
-            out.append(_assistant(content, f"{param}.content"))
+            out.append(_assistant(content, f"{param}.content", thinking_blocks))
         else:
             raise Untranslatable(f"{param}.role", f"Unknown role {role!r}.")
     return out
@@ -181,11 +186,12 @@ def _tool_result(block: Mapping[str, Any], param: str) -> dict[str, Any]:
     return {"role": "tool", "tool_call_id": tool_use_id, "content": text}
 
 
-def _assistant(content: Any, param: str) -> dict[str, Any]:
+def _assistant(content: Any, param: str, thinking_blocks: bool) -> dict[str, Any]:
     if isinstance(content, str):
         return {"role": "assistant", "content": content}
     texts: list[str] = []
     calls: list[dict[str, Any]] = []
+    thoughts: list[dict[str, Any]] = []
     for i, block in enumerate(content if isinstance(content, list) else []):
         kind = block.get("type")
         if kind == "text":
@@ -194,12 +200,16 @@ def _assistant(content: Any, param: str) -> dict[str, Any]:
             arguments = json.dumps(block.get("input") or {}, ensure_ascii=False)
             function = {"name": block.get("name"), "arguments": arguments}
             calls.append({"id": block.get("id"), "type": "function", "function": function})
-        elif kind not in _DROPPED_BLOCKS:
+        elif kind in _DROPPED_BLOCKS:
+            thoughts.append(dict(block))
+        else:
             at = f"{param}[{i}]"
             raise Untranslatable(at, f"A {kind!r} block has no Chat Completions counterpart.")
     message: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
     if calls:
         message["tool_calls"] = calls
+    if thoughts and thinking_blocks:
+        message["thinking_blocks"] = thoughts
     return message
 
 

@@ -1,9 +1,11 @@
 """A Chat Completions stream as Anthropic's Messages events (pure, stateful per stream).
 
 ``feed`` takes each chat chunk and returns the events it makes: ``message_start`` first,
-then a ``text`` block for the text and a ``tool_use`` block per tool call (its arguments
-as ``input_json_delta``), each opened with ``content_block_start`` and closed with
-``content_block_stop`` when the next begins; ``finish`` (at ``[DONE]``) closes the last
+then a ``thinking`` block for ``reasoning_content`` (closed by a ``signature_delta`` when
+the chunk's ``thinking_blocks`` carry Claude's signature), a ``text`` block for the text
+and a ``tool_use`` block per tool call (its arguments as ``input_json_delta``), each
+opened with ``content_block_start`` and closed with ``content_block_stop`` when the next
+begins; ``finish`` (at ``[DONE]``) closes the last
 block and sends ``message_delta`` (the stop reason and the usage, which a chat stream
 reports in its last chunk) and ``message_stop``.
 """
@@ -54,6 +56,8 @@ class MessagesStreamWriter:
                 continue
             delta = choice.get("delta")
             if isinstance(delta, dict):
+                out.extend(self._thinking(delta.get("reasoning_content")))
+                out.extend(self._signed(delta.get("thinking_blocks")))
                 out.extend(self._text(delta.get("content")))
                 for call in delta.get("tool_calls") or []:
                     if isinstance(call, dict):
@@ -87,6 +91,33 @@ class MessagesStreamWriter:
             out.append(self._begin("text", {"type": "text", "text": ""}))
         delta = {"type": "text_delta", "text": text}
         out.append(self._delta(delta))
+        return out
+
+    def _thinking(self, text: Any) -> list[Event]:
+        if not isinstance(text, str) or not text:
+            return []
+        out: list[Event] = []
+        if self._open is None or self._open[0] != "thinking":
+            out.extend(self._close())
+            out.append(
+                self._begin("thinking", {"type": "thinking", "thinking": "", "signature": ""})
+            )
+        out.append(self._delta({"type": "thinking_delta", "thinking": text}))
+        return out
+
+    def _signed(self, blocks: Any) -> list[Event]:
+        """A thinking block whole at its end (Claude's, with its signature): the signature
+        closes the block its text streamed in."""
+        out: list[Event] = []
+        for block in blocks if isinstance(blocks, list) else []:
+            signature = block.get("signature") if isinstance(block, dict) else None
+            if not isinstance(signature, str) or not signature:
+                continue
+            if self._open is None or self._open[0] != "thinking":
+                out.extend(self._thinking(str(block.get("thinking") or "")))
+            if self._open is not None and self._open[0] == "thinking":
+                out.append(self._delta({"type": "signature_delta", "signature": signature}))
+                out.extend(self._close())
         return out
 
     def _tool(self, call: dict[str, Any]) -> list[Event]:

@@ -29,6 +29,7 @@ from gateway.streaming.openai_stream import DONE_SENTINEL
 from gateway.streaming.sse import EventTooLarge, SSEDecoder, encode_event
 from gateway.upstream.base import Adapter, UpstreamCall, UpstreamReply
 from gateway.upstream.error_body import redact_json
+from gateway.upstream.responses_bridge import takes_thinking_blocks
 from gateway.upstream.vertex.adapter import natively_claude
 
 _ENCODER = msgspec.json.Encoder()
@@ -76,9 +77,12 @@ def translates(call: UpstreamCall) -> bool:
 def chat_call(call: UpstreamCall) -> UpstreamCall:
     """The chat call serving a Messages call (Anthropic's headers stay behind), or the 400
     for what cannot be translated. It shares ``call.ignored``."""
-    reasoning = Capability.REASONING in call.model.capabilities
+    # Claude behind another API (Bedrock) plans thinking from reasoning_effort itself, and
+    # takes its thinking blocks back.
+    takes = takes_thinking_blocks(call)
+    reasoning = takes or Capability.REASONING in call.model.capabilities
     try:
-        translated = to_chat(call.body, reasoning=reasoning)
+        translated = to_chat(call.body, reasoning=reasoning, thinking_blocks=takes)
     except Untranslatable as refused:
         refusal = envelope(400, refused.message, "unsupported_parameter", refused.param)
         raise UpstreamError(

@@ -112,3 +112,43 @@ def test_a_stream_ended_by_length_says_max_tokens() -> None:
     writer.feed(_chunk({}, "length"))
     delta = next(e for e in writer.finish() if e["type"] == "message_delta")
     assert delta["delta"]["stop_reason"] == "max_tokens"
+
+
+def test_reasoning_becomes_thinking_blocks_claudes_with_their_signatures() -> None:
+    plain = {"role": "assistant", "content": "42.", "reasoning_content": "Let me think."}
+    message = to_message(_chat(plain, "stop"), None)
+    MESSAGE.validate_python(message)
+    assert message["content"][0] == {
+        "type": "thinking",
+        "thinking": "Let me think.",
+        "signature": "",
+    }
+    signed = {
+        **plain,
+        "thinking_blocks": [{"type": "thinking", "thinking": "Let me think.", "signature": "s1"}],
+    }
+    assert to_message(_chat(signed, "stop"), None)["content"][0]["signature"] == "s1"
+
+
+def test_streamed_reasoning_is_a_thinking_block_closed_by_its_signature() -> None:
+    writer = MessagesStreamWriter("claude")
+    events: list[dict[str, Any]] = []
+    events += writer.feed(_chunk({"reasoning_content": "Hmm"}))
+    events += writer.feed(_chunk({"reasoning_content": "…"}))
+    thought = {"type": "thinking", "thinking": "Hmm…", "signature": "sig-1"}
+    events += writer.feed(_chunk({"thinking_blocks": [thought]}))
+    events += writer.feed(_chunk({"content": "Done."}))
+    events += writer.feed(_chunk({}, "stop"))
+    events += writer.finish()
+    for event in events:
+        EVENT.validate_python(event)
+    deltas = [
+        (e["index"], e["delta"]["type"]) for e in events if e["type"] == "content_block_delta"
+    ]
+    assert deltas == [
+        (0, "thinking_delta"),
+        (0, "thinking_delta"),
+        (0, "signature_delta"),
+        (1, "text_delta"),
+    ]
+    assert events[1]["content_block"]["type"] == "thinking"

@@ -272,3 +272,16 @@ def test_what_has_no_counterpart_is_refused_naming_it(body: dict[str, Any], para
     with pytest.raises(Untranslatable) as refused:
         _chat({**base, **body})
     assert refused.value.param == param
+
+
+def test_earlier_thinking_blocks_go_back_only_to_providers_that_take_them() -> None:
+    thought = {"type": "thinking", "thinking": "hm", "signature": "s"}
+    messages = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": [thought, {"type": "text", "text": "Hello."}]},
+    ]
+    body = {"model": "m", "messages": messages}
+    kept = to_chat(body, reasoning=True, thinking_blocks=True).body["messages"][1]
+    assert kept == {"role": "assistant", "content": "Hello.", "thinking_blocks": [thought]}
+    dropped = to_chat(body, reasoning=True).body["messages"][1]
+    assert dropped == {"role": "assistant", "content": "Hello."}
