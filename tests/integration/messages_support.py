@@ -42,6 +42,7 @@ def gateway(upstream: FakeUpstream, sqlite_url: str) -> Iterator[RunningGateway]
   - {id: routed, mode: criteria, policyMode: economy,
      criteria: {capabilities: [chat], adapterTypes: [anthropic], preferLowestCost: true}}
   - {id: reasoner, mode: fixed, model: thinker}
+  - {id: claude-budgeted, mode: fixed, model: haiku, budget: {daily: {requests: 1}}}
   - {id: claude-cached, mode: fixed, model: haiku, cache: {ttlSeconds: 60}}
   - {id: claude-limited, mode: fixed, model: haiku, rateLimit: {requestsPerMinute: 1}}
   - {id: routed-chat, mode: criteria, policyMode: economy,

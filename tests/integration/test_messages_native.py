@@ -307,3 +307,13 @@ def test_a_cached_answer_is_the_same_message_at_no_cost(
     assert again.content == first.content and again.usage.model_extra == {"cost": 0}
     assert upstream.calls["claude-haiku"] == 1
     assert [r["cache_hit"] for r in gateway.rows()] == [0, 1]
+
+
+def test_a_budget_refusal_is_a_rate_limit_error_naming_the_budget(gateway: RunningGateway) -> None:
+    sdk = client(gateway)
+    sdk.messages.create(model="claude-budgeted", max_tokens=10, messages=HELLO)
+    with pytest.raises(anthropic.RateLimitError, match="budget") as refused:
+        sdk.messages.create(model="claude-budgeted", max_tokens=10, messages=HELLO)
+    assert refused.value.body["error"]["type"] == "rate_limit_error"  # type: ignore[index]
+    rows = gateway.rows()
+    assert rows[-1]["error_class"] == "budget_exceeded" and rows[-1]["inbound_api"] == "messages"
