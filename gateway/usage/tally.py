@@ -19,6 +19,8 @@ from gateway.domain.usage import TokenCount
 
 # Streamed text is counted once this much has gathered; only the uncut tail stays.
 STREAM_BUFFER_CHARS = 32 * 1024
+# The pending pieces are joined into one string once this many have gathered.
+COMPACT_PIECES = 64
 # A long text is counted in slices of this size: a bounded list of token ids at a time.
 TEXT_SLICE_CHARS = 64 * 1024
 
@@ -97,8 +99,14 @@ class TokenTally:
 
     def add(self, text: str) -> None:
         if text:
-            self._pending.append(text)
+            pending = self._pending
+            pending.append(text)
             self._pending_chars += len(text)
+            if len(pending) >= COMPACT_PIECES:
+                # A model streams a token or a few an event: each piece is a str object of
+                # its own (about 50 bytes over its text) and a list slot, several times the
+                # text. Joined now and then, a stream's backlog holds about its text's size.
+                self._pending = ["".join(pending)]
 
     def take_backlog(self) -> str:
         """The pending text up to its last exact cut, when the buffer is full; else ""."""

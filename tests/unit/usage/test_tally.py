@@ -166,3 +166,20 @@ def test_utf8_size_counts_bytes_lone_surrogates_included(text: str, size: int) -
 def test_utf8_size_bounds_the_token_count(encoding: tiktoken.Encoding) -> None:
     text = _text(7, 5_000)
     assert utf8_size(text) >= len(encoding.encode_ordinary(text))
+
+
+def test_a_backlog_of_many_small_pieces_holds_about_its_text_size() -> None:
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        tally = TokenTally(len)  # the default buffer: nothing is taken before 32 KiB
+        for index in range(3_000):
+            tally.add(f" w{index % 10}")  # a token a piece, each its own str object
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert tally.backlog_chars == 9_000
+    assert held < 2 * 9_000 + 8_000  # 3,000 str objects and list slots would be ~200 KB
+    assert tally.total() == 9_000  # and the count is the same
