@@ -157,10 +157,14 @@ class StreamRelay:
         out: list[bytes] = []
         held, self._held = self._held, []
         tally = self._tracker.tally
+        span = self.ctx.span
+        keep = span.note_stream_event if span is not None and span.captures_content else None
         try:
             for raw, seen in held:
                 if seen is not None and tally.full:
                     await self._count_off_loop(tally.take_backlog())
+                if keep is not None and seen is not None and seen.chunk is not None:
+                    keep(seen.chunk)  # captureContent: the answer goes on the span
                 if not self._forward(out, raw, seen):
                     return
             await _flush(emit, out)
@@ -176,6 +180,8 @@ class StreamRelay:
                         seen = tracker.observe(event.data, event.event)
                         if tally.full:  # counted as it goes, so that none of it is kept
                             await self._count_off_loop(tally.take_backlog())
+                        if keep is not None and seen.chunk is not None:
+                            keep(seen.chunk)  # captureContent: the answer goes on the span
                     if not forward(out, raw, seen):
                         return
                 await _flush(emit, out)

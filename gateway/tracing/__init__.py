@@ -43,6 +43,16 @@ class CallSpan(Protocol):
 
     def note_cached_tokens(self, tokens: int) -> None: ...
 
+    @property
+    def captures_content(self) -> bool:
+        """Whether the call's content goes on its span (``captureContent``): only then does
+        a stream hand its events to ``note_stream_event``."""
+        ...
+
+    def note_stream_event(self, event: dict[str, Any]) -> None:
+        """One decoded event of a streamed answer, kept for the captured output."""
+        ...
+
     def finish(self, record: TelemetryRecord) -> None:
         """The call ended: its row's figures on the span, and the span ended."""
         ...

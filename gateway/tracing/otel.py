@@ -37,6 +37,7 @@ from gateway.tracing.attributes import (
     request_attributes,
     span_name,
 )
+from gateway.tracing.content import StreamedContent
 from gateway.tracing.exporter_process import SpanTuple, export_forever
 
 if TYPE_CHECKING:
@@ -210,6 +211,7 @@ class _Call:
         "_remote",
         "_span_id",
         "_started_ns",
+        "_streamed",
         "_trace_id",
         "_tracestate",
         "stream",
@@ -235,6 +237,7 @@ class _Call:
         self._attributes = attributes
         self._events: list[tuple[str, dict[str, Any], int]] = []
         self._started_ns = time.time_ns()
+        self._streamed: StreamedContent | None = None
         self.stream = False
 
     @property
@@ -269,6 +272,16 @@ class _Call:
     def note_cached_tokens(self, tokens: int) -> None:
         self._attributes["gen_ai.usage.cache_read.input_tokens"] = tokens
 
+    @property
+    def captures_content(self) -> bool:
+        return self._owner.settings.capture_content
+
+    @_guarded
+    def note_stream_event(self, event: dict[str, Any]) -> None:
+        if self._streamed is None:
+            self._streamed = StreamedContent()
+        self._streamed.add(event)
+
     def capture(self, name: str, value: Any) -> None:
         text = self._owner.redact(_ENCODER.encode(value).decode())
         event = ("gen_ai.client.inference.operation.details", {name: text}, time.time_ns())
@@ -276,6 +289,8 @@ class _Call:
 
     @_guarded
     def finish(self, record: TelemetryRecord) -> None:
+        if self._streamed is not None:
+            self.capture("gen_ai.output.messages", self._streamed.messages())
         self._attributes.update(record_attributes(record))
         ttft = record.time_to_first_token_ms
         if ttft is not None and self.stream:
@@ -393,6 +408,13 @@ class _Unsampled:
         return None
 
     def note_cached_tokens(self, tokens: int) -> None:
+        return None
+
+    @property
+    def captures_content(self) -> bool:
+        return False
+
+    def note_stream_event(self, event: dict[str, Any]) -> None:
         return None
 
     def finish(self, record: TelemetryRecord) -> None:

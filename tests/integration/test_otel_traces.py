@@ -5,6 +5,7 @@ trace; the collector away costs the calls nothing."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -221,6 +222,27 @@ def test_content_is_captured_only_when_enabled_and_keys_are_redacted(
     assert "keep it" in inputs[0] and "sk-upstream-secret-42" not in inputs[0]
     assert "[redacted]" in inputs[0]
     assert "Hello from the fake upstream." in outputs[0]
+
+
+def test_a_streamed_answer_is_captured_whole_when_enabled(
+    upstream: FakeUpstream, sqlite_url: str, receiver: HttpReceiver
+) -> None:
+    otel = f'endpoint: "{receiver.url}", captureContent: true'
+    with running_gateway(_yaml(upstream, sqlite_url, otel)) as capturing:
+        stream = capturing.client().chat.completions.with_raw_response.create(
+            model="chat", messages=MESSAGES, stream=True
+        )
+        text = "".join(
+            chunk.choices[0].delta.content or ""
+            for chunk in stream.parse()
+            if chunk.choices and chunk.choices[0].delta
+        )
+        server = _server(_spans(receiver, stream.headers["x-gateway-trace-id"], 2))
+    details = [e[1] for e in server.events if e[0] == "gen_ai.client.inference.operation.details"]
+    (output,) = [d["gen_ai.output.messages"] for d in details if "gen_ai.output.messages" in d]
+    (message,) = json.loads(output)
+    assert text and message["content"] == text
+    assert message["role"] == "assistant" and message["finish_reason"] == "stop"
 
 
 def test_an_absent_collector_costs_no_call_and_no_row_and_counts_its_drops(
