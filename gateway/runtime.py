@@ -122,6 +122,7 @@ class Runtime:
         self.overview_days = SettledDays()
         self.revocations = SessionRevocations(self.engine)  # console sign-outs
         self._redis: Redis | None = None
+        self._limiter_redis: Redis | None = None  # the rate limiter's own pool
         self._signal_store: SignalStore | None = None
         if config.redis.url:
             # Every process of the deployment shares circuits and signal readings
@@ -272,12 +273,14 @@ class Runtime:
         during an outage under ``onRedisOutage: local``)."""
         lease_ms = int((config.server.request_timeout_seconds + 60.0) * 1000)
         local = InProcessLimiter(lease_ms)
-        if self._redis is None:
+        if self._redis is None or config.redis.url is None:
             return local
+        from gateway.db.redis_client import limiter_client
         from gateway.limits.redis_limiter import RedisLimiter
 
+        self._limiter_redis = limiter_client(config.redis.url)
         refuse = config.rate_limits.on_redis_outage == "refuse"
-        return RedisLimiter(self._redis, local, lease_ms=lease_ms, refuse_on_outage=refuse)
+        return RedisLimiter(self._limiter_redis, local, lease_ms=lease_ms, refuse_on_outage=refuse)
 
     def _adapter_for(self, target: Target) -> Adapter:
         return self.adapters.for_type(target.provider.adapter)
@@ -350,6 +353,8 @@ class Runtime:
         await self.engine.dispose()
         if self._redis is not None:
             await self._redis.aclose()
+        if self._limiter_redis is not None:
+            await self._limiter_redis.aclose()
         self.refresh_gauges(self.metrics)
         self.metrics.process_ended()
 

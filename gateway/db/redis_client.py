@@ -7,9 +7,13 @@ slow or dead Redis costs a fallback to per-process state, never a stalled call.
 
 from __future__ import annotations
 
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 
 SOCKET_TIMEOUT_SECONDS = 1.0
+# The rate limiter's own pool (one check per call, on the call's path): calls beyond it
+# wait for a connection (up to the 1 s timeout) instead of failing as redis-py's default
+# pool does when its connections are all taken, which would read as an outage.
+LIMITER_CONNECTIONS = 64
 
 
 def redis_client(url: str) -> Redis:
@@ -18,3 +22,14 @@ def redis_client(url: str) -> Redis:
         socket_timeout=SOCKET_TIMEOUT_SECONDS,
         socket_connect_timeout=SOCKET_TIMEOUT_SECONDS,
     )
+
+
+def limiter_client(url: str) -> Redis:
+    pool = BlockingConnectionPool.from_url(
+        url,
+        max_connections=LIMITER_CONNECTIONS,
+        timeout=SOCKET_TIMEOUT_SECONDS,
+        socket_timeout=SOCKET_TIMEOUT_SECONDS,
+        socket_connect_timeout=SOCKET_TIMEOUT_SECONDS,
+    )
+    return Redis.from_pool(pool)  # the client owns the pool: aclose() closes it

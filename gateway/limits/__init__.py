@@ -41,3 +41,8 @@ class RateLimiter(Protocol):
     async def settle(self, ticket: Ticket, tokens: int | None) -> None:
         """The call ended: its held tokens become ``tokens`` (None: kept), its slot frees."""
         ...
+
+    def release(self, ticket: Ticket, tokens: int | None) -> None:
+        """``settle`` for a ticket this process counted itself (``ticket.local``): at once,
+        without yielding to the event loop."""
+        ...

@@ -57,53 +57,34 @@ local n = tonumber(ARGV[5])
 local cut = now - window
 local refused, measure = 0, 0
 local out = {}
-local function chunked(command, key, items)
-  for first = 1, #items, 1000 do
-    redis.call(command, key, unpack(items, first, math.min(first + 999, #items)))
-  end
+local function last_score(key)
+  local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  if last[2] then return tonumber(last[2]) + window - now end
+  return 0
 end
+-- Pass 1: drop what left the window, read what is left, find the first refusal.
 for i = 0, n - 1 do
   local rk, tk, vk, ck = KEYS[4*i+1], KEYS[4*i+2], KEYS[4*i+3], KEYS[4*i+4]
   local rpm, tpm, conc = tonumber(ARGV[6+3*i]), tonumber(ARGV[7+3*i]), tonumber(ARGV[8+3*i])
-  local count, rwait, rreset, total, twait, treset, inflight = 0, 0, 0, 0, 0, 0, 0
+  local count, total, inflight = 0, 0, 0
   if rpm > 0 then
     redis.call('ZREMRANGEBYSCORE', rk, '-inf', cut)
     count = redis.call('ZCARD', rk)
-    if count + 1 > rpm then
-      local e = redis.call('ZRANGE', rk, count - rpm, count - rpm, 'WITHSCORES')
-      rwait = tonumber(e[2]) + window - now
-    end
-    local last = redis.call('ZRANGE', rk, -1, -1, 'WITHSCORES')
-    if last[2] then rreset = tonumber(last[2]) + window - now end
   end
   if tpm > 0 then
     local old = redis.call('ZRANGEBYSCORE', tk, '-inf', cut)
     if #old > 0 then
       local gone = 0
       for first = 1, #old, 1000 do
-        local part = redis.call('HMGET', vk, unpack(old, first, math.min(first + 999, #old)))
+        local last = math.min(first + 999, #old)
+        local part = redis.call('HMGET', vk, unpack(old, first, last))
         for j = 1, #part do gone = gone + (tonumber(part[j]) or 0) end
+        redis.call('HDEL', vk, unpack(old, first, last))
       end
-      chunked('HDEL', vk, old)
       redis.call('ZREMRANGEBYSCORE', tk, '-inf', cut)
       redis.call('HINCRBY', vk, 'total', -gone)
     end
     total = tonumber(redis.call('HGET', vk, 'total') or '0')
-    if need > tpm then
-      twait = -1
-    elseif total + need > tpm then
-      local entries = redis.call('ZRANGE', tk, 0, -1, 'WITHSCORES')
-      local freed = 0
-      for j = 1, #entries, 2 do
-        freed = freed + (tonumber(redis.call('HGET', vk, entries[j])) or 0)
-        if total - freed + need <= tpm then
-          twait = tonumber(entries[j + 1]) + window - now
-          break
-        end
-      end
-    end
-    local last = redis.call('ZRANGE', tk, -1, -1, 'WITHSCORES')
-    if last[2] then treset = tonumber(last[2]) + window - now end
   end
   if conc > 0 then
     redis.call('ZREMRANGEBYSCORE', ck, '-inf', now)
@@ -115,10 +96,42 @@ for i = 0, n - 1 do
     elseif conc > 0 and inflight + 1 > conc then refused, measure = i + 1, 3 end
   end
   local base = 7 * i
-  out[base+1], out[base+2], out[base+3] = count, rwait, rreset
-  out[base+4], out[base+5], out[base+6], out[base+7] = total, twait, treset, inflight
+  out[base+1], out[base+2], out[base+3] = count, 0, 0
+  out[base+4], out[base+5], out[base+6], out[base+7] = total, 0, 0, inflight
 end
-if refused == 0 then
+-- Pass 2, refused: when each scope frees room, and when its window empties.
+if refused > 0 then
+  for i = 0, n - 1 do
+    local rk, tk, vk = KEYS[4*i+1], KEYS[4*i+2], KEYS[4*i+3]
+    local rpm, tpm = tonumber(ARGV[6+3*i]), tonumber(ARGV[7+3*i])
+    local base = 7 * i
+    local count, total = out[base+1], out[base+4]
+    if rpm > 0 then
+      if count + 1 > rpm then
+        local e = redis.call('ZRANGE', rk, count - rpm, count - rpm, 'WITHSCORES')
+        out[base+2] = tonumber(e[2]) + window - now
+      end
+      out[base+3] = last_score(rk)
+    end
+    if tpm > 0 then
+      if need > tpm then
+        out[base+5] = -1
+      elseif total + need > tpm then
+        local entries = redis.call('ZRANGE', tk, 0, -1, 'WITHSCORES')
+        local freed = 0
+        for j = 1, #entries, 2 do
+          freed = freed + (tonumber(redis.call('HGET', vk, entries[j])) or 0)
+          if total - freed + need <= tpm then
+            out[base+5] = tonumber(entries[j + 1]) + window - now
+            break
+          end
+        end
+      end
+      out[base+6] = last_score(tk)
+    end
+  end
+else
+  -- Admitted: counted in every scope.
   for i = 0, n - 1 do
     local rk, tk, vk, ck = KEYS[4*i+1], KEYS[4*i+2], KEYS[4*i+3], KEYS[4*i+4]
     local rpm, tpm, conc = tonumber(ARGV[6+3*i]), tonumber(ARGV[7+3*i]), tonumber(ARGV[8+3*i])
@@ -138,8 +151,9 @@ if refused == 0 then
     end
     if conc > 0 then
       redis.call('ZADD', ck, now + lease, id)
-      local longest = redis.call('ZRANGE', ck, -1, -1, 'WITHSCORES')
-      redis.call('PEXPIREAT', ck, tonumber(longest[2]) + 1000)
+      if redis.call('PTTL', ck) < lease + 1000 then
+        redis.call('PEXPIRE', ck, lease + 1000)
+      end
       out[base+7] = out[base+7] + 1
     end
   end
@@ -249,6 +263,10 @@ class RedisLimiter:
         except Exception as error:
             # Its slot is freed when its lease ends; its tokens stay as held.
             log.warning("rate limit settlement not written to Redis: %s", describe_error(error))
+
+    def release(self, ticket: Ticket, tokens: int | None) -> None:
+        if ticket.local:
+            self._local.release(ticket, tokens)
 
     async def _outage(self, scopes: Sequence[Scope], need: int) -> tuple[Verdict, Ticket | None]:
         self.outage_checks += 1

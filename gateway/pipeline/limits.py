@@ -23,7 +23,7 @@ from gateway.domain.failures import ErrorClass
 from gateway.domain.model import Configuration, Model
 from gateway.domain.settings import GatewayConfig
 from gateway.inbound import InboundRequest
-from gateway.limits import RateLimiter
+from gateway.limits import RateLimiter, Ticket
 from gateway.limits.decisions import (
     answer_headers,
     call_scopes,
@@ -140,6 +140,18 @@ class CallLimits:
             prompt = await prompt_tokens(self._counter, request, model.name if model else "")
             need = max(need, worst_case(request, model, prompt.tokens).tokens)
         return need
+
+    def settle_local(self, ctx: CallContext) -> None:
+        """Settle at once, without yielding to the loop, what this process counted itself
+        (no round trip to wait for); what Redis counted is left to ``settle``."""
+        release = self._limiter.release
+        kept: list[tuple[Ticket, str | None]] = []
+        for ticket, model_id in ctx.limit_tickets:
+            if ticket.local:
+                release(ticket, _used(ctx.record, model_id))
+            else:
+                kept.append((ticket, model_id))
+        ctx.limit_tickets = kept
 
     async def settle(self, ctx: CallContext) -> None:
         tickets, ctx.limit_tickets = ctx.limit_tickets, []

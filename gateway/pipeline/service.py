@@ -327,6 +327,8 @@ class Pipeline:
         self._record(ctx)
         holds = [reservation] if reservation is not None else []
         holds.extend(ctx.fallback_holds)
+        if ctx.limit_tickets and self._limits is not None:
+            self._limits.settle_local(ctx)  # in process: at once, no task, no yield
         if holds or ctx.limit_tickets:
             await asyncio.shield(self._settle_all(holds, ctx))
 

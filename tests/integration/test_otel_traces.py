@@ -27,7 +27,8 @@ TRACEPARENT = f"00-{CLIENT_TRACE}-{CLIENT_SPAN}-01"
 MESSAGES: list[Any] = [{"role": "user", "content": "Say hi."}]
 CONFIGURATIONS = """  - {id: flaky, mode: fixed, model: hasty, fallback: [chat]}
   - {id: cached, mode: fixed, model: small, cache: {ttlSeconds: 60}}
-  - {id: once, mode: fixed, model: small, budget: {daily: {requests: 1}}}"""
+  - {id: once, mode: fixed, model: small, budget: {daily: {requests: 1}}}
+  - {id: limited, mode: fixed, model: small, rateLimit: {requestsPerMinute: 1}}"""
 
 
 def _yaml(upstream: FakeUpstream, sqlite_url: str, otel: str) -> str:
@@ -197,6 +198,22 @@ def test_a_budget_refusal_and_an_upstream_failure_are_error_spans(
     spans = _spans(receiver, failed.value.response.headers["x-gateway-trace-id"], 4)
     assert _server(spans).attributes["error.type"] == "upstream_5xx"
     assert len(_clients(spans)) == 3  # the first try and its two retries
+
+
+def test_a_rate_limit_refusal_is_an_error_span_that_says_so(
+    gateway: RunningGateway, receiver: HttpReceiver
+) -> None:
+    client = gateway.client()
+    client.chat.completions.create(model="limited", messages=MESSAGES)
+    with pytest.raises(openai.RateLimitError) as refused:
+        client.chat.completions.create(model="limited", messages=MESSAGES)
+    assert refused.value.code == "rate_limit_exceeded"
+    spans = _spans(receiver, refused.value.response.headers["x-gateway-trace-id"], 1)
+    server = _server(spans)
+    assert server.attributes["error.type"] == "rate_limit_exceeded"
+    assert server.attributes["gateway.rate_limit.outcome"] == "refused"
+    assert server.status_code == 2
+    assert _clients(spans) == []  # nothing was sent upstream
 
 
 def test_content_is_captured_only_when_enabled_and_keys_are_redacted(

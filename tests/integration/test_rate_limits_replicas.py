@@ -66,6 +66,8 @@ def test_limits_are_exact_across_three_replicas(upstream: FakeUpstream, tmp_path
         with _replicas(config, tmp_path) as replicas:
             urls = _urls(replicas)
             answers = burst(urls, [chat_body()] * 300)
+            outages = [r.output().count("rate limits: Redis unreachable") for r in replicas]
+            assert outages == [0, 0, 0], "a replica lost Redis during the burst"
             assert statuses(answers) == {200: 100, 429: 200}
             assert upstream.calls["small-model"] == 100
             served_by = {u: 0 for u in urls}
