@@ -22,7 +22,7 @@ from tests.integration.budget_support import (
     statuses,
 )
 from tests.support.fake_upstream import FakeUpstream
-from tests.support.gateway import OTHER_KEY, TEST_KEY
+from tests.support.gateway import ADMIN_KEY, OTHER_KEY, TEST_KEY
 
 KEY = {"authorization": f"Bearer {TEST_KEY}"}
 
@@ -109,13 +109,16 @@ def test_a_stream_holds_its_slot_until_it_ends_or_its_client_hangs_up(
     upstream: FakeUpstream, sqlite_url: str
 ) -> None:
     upstream.behave("small-model", chunk_delay_ms=150)
-    yaml = budget_yaml(upstream.url, sqlite_url, alice="rateLimit: {concurrent: 1}")
+    limit = "rateLimit: {concurrent: 1, requestsPerMinute: 100}"
+    yaml = budget_yaml(upstream.url, sqlite_url, alice=limit)
     with running(yaml) as gateway:
         url = f"{gateway.url}/v1/chat/completions"
         body = chat_body(stream=True)
         with httpx.Client(timeout=10) as client:
             with client.stream("POST", url, json=body, headers=KEY) as stream:
                 assert stream.status_code == 200
+                assert stream.headers["x-ratelimit-limit-requests"] == "100"
+                assert stream.headers["x-ratelimit-remaining-requests"] == "99"
                 assert client.post(url, json=chat_body(), headers=KEY).status_code == 429
                 for _ in stream.iter_bytes():
                     pass
@@ -237,3 +240,42 @@ def test_limits_need_no_extra_settings_and_a_file_without_them_adds_no_headers(
         answer = httpx.post(f"{gateway.url}/v1/chat/completions", json=chat_body(), headers=KEY)
         assert answer.status_code == 200
         assert not [h for h in answer.headers if h.startswith("x-ratelimit")]
+
+
+def test_a_team_limit_counts_all_its_keys_and_an_admin_made_key_is_limited_at_once(
+    upstream: FakeUpstream, sqlite_url: str
+) -> None:
+    carol = '    - {id: carol, key: "sk-test-carol-0123456789", team: crew}'
+    teams = "teams:\n  - {id: crew, rateLimit: {requestsPerMinute: 2}}"
+    yaml = budget_yaml(upstream.url, sqlite_url, alice="team: crew", keys=carol, extra=teams)
+    with running(yaml) as gateway:
+        gateway.client().chat.completions.create(model="chat", messages=MESSAGES)
+        other = gateway.client("sk-test-carol-0123456789")
+        other.chat.completions.create(model="chat", messages=MESSAGES)
+        with pytest.raises(openai.RateLimitError) as caught:
+            other.chat.completions.create(model="chat", messages=MESSAGES)
+        assert "team 'crew' 2 requests per minute" in str(caught.value)
+
+        admin = {"authorization": f"Bearer {ADMIN_KEY}"}
+        made = httpx.post(
+            f"{gateway.url}/admin/keys",
+            json={"id": "runtime", "rateLimit": {"requestsPerMinute": 1}},
+            headers=admin,
+        )
+        assert made.status_code == 201, made.text
+        runtime = gateway.client(made.json()["key"])
+        raw = runtime.chat.completions.with_raw_response.create(model="chat", messages=MESSAGES)
+        assert raw.headers["x-ratelimit-limit-requests"] == "1"
+        assert raw.headers["x-ratelimit-remaining-requests"] == "0"
+        with pytest.raises(openai.RateLimitError) as limited:
+            runtime.chat.completions.create(model="chat", messages=MESSAGES)
+        assert "key 'runtime' 1 requests per minute" in str(limited.value)
+        # Raised through the API: in force from the next call.
+        patched = httpx.patch(
+            f"{gateway.url}/admin/keys/runtime",
+            json={"rateLimit": {"requestsPerMinute": 5}},
+            headers=admin,
+        )
+        assert patched.status_code == 200, patched.text
+        raised = runtime.chat.completions.with_raw_response.create(model="chat", messages=MESSAGES)
+        assert raised.headers["x-ratelimit-limit-requests"] == "5"
