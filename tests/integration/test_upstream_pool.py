@@ -77,3 +77,44 @@ def test_the_pool_is_as_large_as_max_connections_by_default(
         assert _gauge(running, "gateway_upstream_pool_connections") == 300
     finally:
         running.stop()
+
+
+def test_streams_past_the_pool_wait_for_a_connection_and_all_complete(
+    small_pool: RunningGateway, upstream: FakeUpstream
+) -> None:
+    # Each stream holds its connection for its whole length (five pieces, 300 ms apart).
+    upstream.behave("small-model", stream_pieces=["a", "b", "c", "d", "e"], chunk_delay_ms=300)
+    client = small_pool.client()
+
+    def stream(_: int) -> tuple[str, int | None]:
+        chunks = client.chat.completions.create(
+            model="chat",
+            messages=MESSAGES,
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+        text, tokens = "", None
+        for chunk in chunks:
+            if chunk.choices and chunk.choices[0].delta.content:
+                text += chunk.choices[0].delta.content
+            if chunk.usage is not None:
+                tokens = chunk.usage.completion_tokens
+        return text, tokens
+
+    with ThreadPoolExecutor(4) as pool:
+        answers = pool.map(stream, range(4))
+        deadline = time.monotonic() + 10
+        waiting = 0.0
+        while time.monotonic() < deadline:
+            waiting = _gauge(small_pool, "gateway_upstream_pool_waiting_calls")
+            if waiting > 0:
+                break
+            time.sleep(0.05)
+        assert waiting > 0  # two streams hold the pool's two connections; the others wait
+        results = list(answers)
+    assert [text for text, _ in results] == ["abcde"] * 4
+    assert all(tokens is not None for _, tokens in results)  # usage in the last chunk
+    assert _gauge(small_pool, "gateway_upstream_pool_waiting_calls") == 0
+    assert _gauge(small_pool, "gateway_upstream_pool_waits") == 2
+    rows = small_pool.rows(expect=4)
+    assert {row["http_status"] for row in rows} == {200}
