@@ -25,6 +25,7 @@ from gateway.domain.settings import GatewayConfig
 from gateway.inbound import InboundRequest
 from gateway.limits import RateLimiter, Ticket
 from gateway.limits.decisions import (
+    Scope,
     answer_headers,
     call_scopes,
     model_scope,
@@ -47,17 +48,19 @@ class CallLimits:
         self._counter = counter
         self._config = config
 
+    @staticmethod
+    def scopes(ctx: CallContext, configuration: Configuration) -> tuple[Scope, ...]:
+        """The call's key, team and configuration limits (most calls: none, no await)."""
+        return call_scopes(ctx.key, configuration)
+
     async def admit(
         self,
         ctx: CallContext,
-        configuration: Configuration,
+        scopes: tuple[Scope, ...],
         models: Callable[[], Sequence[Model]],
     ) -> None:
-        """Count the call against its key's, team's and configuration's limits, or raise
-        RateLimitExceeded (429) naming the one it would pass."""
-        scopes = call_scopes(ctx.key, configuration)
-        if not scopes:
-            return
+        """Count the call against ``scopes`` (its key's, team's and configuration's
+        limits), or raise RateLimitExceeded (429) naming the one it would pass."""
         need = 0
         if needs_tokens(scopes):
             need = await self._need(ctx.request, models())

@@ -171,8 +171,11 @@ class Pipeline:
         held = _Held()
         try:
             self._permit(configuration, ctx.key)
-            if self._limits is not None:
-                await self._limits.admit(ctx, configuration, self._models_of(ctx, configuration))
+            limits = self._limits
+            if limits is not None:
+                scopes = limits.scopes(ctx, configuration)
+                if scopes:
+                    await limits.admit(ctx, scopes, self._models_of(ctx, configuration))
             served = await serve(ctx, configuration, held)
         except UpstreamRejected as rejected:
             answer = self._rejected(ctx, rejected)
