@@ -20,7 +20,7 @@ from gateway.domain.usage import TokenCount
 # Streamed text is counted once this much has gathered; only the uncut tail stays.
 STREAM_BUFFER_CHARS = 32 * 1024
 # The pending pieces are joined into one string once this many have gathered.
-COMPACT_PIECES = 64
+COMPACT_PIECES = 16
 # A long text is counted in slices of this size: a bounded list of token ids at a time.
 TEXT_SLICE_CHARS = 64 * 1024
 
