@@ -1,6 +1,6 @@
 """``/v1/messages`` for every provider: native to Anthropic providers and to Claude on
-Vertex AI (their adapter sends the body as it is), else translated to Chat Completions
-and served by the provider's own adapter, its answer and stream translated back to
+Vertex AI and on Bedrock (their adapter sends the body as it is), else translated to Chat
+Completions and served by the provider's own adapter, its answer and stream translated back to
 Anthropic's shapes.
 
 The bridge wraps each adapter; other endpoints' calls pass through it untouched. What
@@ -28,6 +28,7 @@ from gateway.messages.stream import Event, MessagesStreamWriter
 from gateway.streaming.openai_stream import DONE_SENTINEL
 from gateway.streaming.sse import EventTooLarge, SSEDecoder, encode_event
 from gateway.upstream.base import Adapter, UpstreamCall, UpstreamReply
+from gateway.upstream.bedrock.native import natively_claude as bedrock_claude
 from gateway.upstream.error_body import redact_json
 from gateway.upstream.responses_bridge import takes_thinking_blocks
 from gateway.upstream.vertex.adapter import natively_claude
@@ -65,20 +66,23 @@ class MessagesBridge:
 
 
 def translates(call: UpstreamCall) -> bool:
-    """Not native: Anthropic's providers and Claude on Vertex take the body as it is."""
+    """Not native: Anthropic's providers and Claude on Vertex and Bedrock take the body as
+    it is."""
     if call.endpoint is not Endpoint.MESSAGES:
         return False
     adapter = call.provider.adapter
     if adapter is AdapterType.ANTHROPIC:
         return False
+    if adapter is AdapterType.BEDROCK:
+        return not bedrock_claude(call.model.name)
     return not (adapter is AdapterType.VERTEX and natively_claude(call))
 
 
 def chat_call(call: UpstreamCall) -> UpstreamCall:
     """The chat call serving a Messages call (Anthropic's headers stay behind), or the 400
     for what cannot be translated. It shares ``call.ignored``."""
-    # Claude behind another API (Bedrock) plans thinking from reasoning_effort itself, and
-    # takes its thinking blocks back.
+    # Claude behind another API plans thinking from reasoning_effort itself, and takes its
+    # thinking blocks back.
     takes = takes_thinking_blocks(call)
     reasoning = takes or Capability.REASONING in call.model.capabilities
     try:

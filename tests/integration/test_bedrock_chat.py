@@ -511,13 +511,13 @@ def test_an_exception_mid_stream_ends_the_stream_with_an_error_event(
     assert len(bedrock.sent("converse-stream")) == 1  # bytes were sent: no retry
 
 
-def test_the_anthropic_sdk_reaches_bedrock_through_the_messages_translation(
+def test_the_anthropic_sdk_reaches_a_model_not_claude_through_the_messages_translation(
     gateway: RunningGateway, bedrock: FakeBedrock
 ) -> None:
-    bedrock.script(CLAUDE, Answer(text="Hi from Bedrock.", input_tokens=30, output_tokens=6))
+    bedrock.script(NOVA, Answer(text="Hi from Bedrock.", input_tokens=30, output_tokens=6))
     client = anthropic.Anthropic(base_url=gateway.url, api_key=TEST_KEY, max_retries=0)
     message = client.messages.create(
-        model="claude-chat",
+        model="nova-chat",
         max_tokens=100,
         system="Be brief.",
         messages=[{"role": "user", "content": "Say hello."}],

@@ -9,12 +9,19 @@ Bedrock API key. A request that fails a check is answered as AWS answers it (a 4
 ``ValidationException`` or a 403 ``InvalidSignatureException``) and kept in
 ``refused`` so a test can assert there was none.
 
+InvokeModel and InvokeModelWithResponseStream to a Claude model (an id holding
+``anthropic.``) take Anthropic's Messages body as Bedrock documents it: no ``model`` or
+``stream``, ``anthropic_version`` ``bedrock-2023-05-31``, betas as an ``anthropic_beta``
+list; they answer Anthropic's message, or its events each in a ``chunk`` frame as base64
+``bytes``, the last one with Bedrock's ``amazon-bedrock-invocationMetrics``.
+
 Streams are AWS event-stream frames (prelude, headers, JSON payload, CRC32s), encoded
 here by ``event_frame``; the gateway decodes them with botocore.
 """
 
 from __future__ import annotations
 
+import base64
 import binascii
 import json
 import re
@@ -43,6 +50,7 @@ _AUTH = re.compile(
     r"Signature=(?P<signature>[0-9a-f]{64})$"
 )
 _OPERATIONS = {"converse": "Converse", "converse-stream": "ConverseStream"}
+_CLAUDE_OPERATIONS = ("invoke", "invoke-with-response-stream")
 
 
 @dataclass
@@ -166,6 +174,10 @@ class FakeBedrock:
         answer = self._next(model_id)
         if answer.status is not None:
             return _error(answer.status, answer.exception, answer.retry_after)
+        if "anthropic." in model_id and operation == "invoke":
+            return web.json_response(_claude_message(answer), headers={"x-amzn-requestid": "r3"})
+        if "anthropic." in model_id and operation == "invoke-with-response-stream":
+            return await _claude_stream(request, answer)
         if operation == "invoke":
             return _embedding(model_id, body, answer)
         if operation == "converse":
@@ -209,6 +221,8 @@ class FakeBedrock:
         return None
 
     def _check_body(self, operation: str, model_id: str, body: Any) -> str | None:
+        if "anthropic." in model_id and operation in _CLAUDE_OPERATIONS:
+            return _check_claude_body(body)
         if operation == "invoke":
             return _check_embedding_body(model_id, body)
         name = _OPERATIONS.get(operation)
@@ -219,6 +233,125 @@ class FakeBedrock:
         shape = self._model.operation_model(name).input_shape
         report = ParamValidator().validate({**body, "modelId": model_id}, shape)
         return report.generate_report() if report.has_errors() else None
+
+
+def _check_claude_body(body: Any) -> str | None:
+    """What Bedrock asks of an Anthropic Messages body."""
+    if not isinstance(body, dict):
+        return "the body must be an object"
+    if body.get("anthropic_version") != "bedrock-2023-05-31":
+        return "anthropic_version must be bedrock-2023-05-31"
+    for name in ("model", "stream"):
+        if name in body:
+            return f"extraneous key [{name}] is not permitted"
+    if not isinstance(body.get("max_tokens"), int):
+        return "max_tokens is required"
+    if not isinstance(body.get("messages"), list) or not body["messages"]:
+        return "messages is required"
+    betas = body.get("anthropic_beta", [])
+    if not isinstance(betas, list) or not all(isinstance(b, str) for b in betas):
+        return "anthropic_beta must be a list of strings"
+    return None
+
+
+def _claude_content(answer: Answer) -> list[dict[str, Any]]:
+    content: list[dict[str, Any]] = []
+    if answer.reasoning is not None:
+        content.append({"type": "thinking", "thinking": answer.reasoning, "signature": "sig-1"})
+    if answer.text:
+        content.append({"type": "text", "text": answer.text})
+    for use in _tool_uses(answer):
+        content.append(
+            {"type": "tool_use", "id": use["toolUseId"], "name": use["name"], "input": use["input"]}
+        )
+    return content
+
+
+def _claude_usage(answer: Answer, output_tokens: int) -> dict[str, Any]:
+    return {
+        "input_tokens": answer.input_tokens,
+        "output_tokens": output_tokens,
+        "cache_creation_input_tokens": answer.cache_write,
+        "cache_read_input_tokens": answer.cache_read,
+    }
+
+
+def _claude_message(answer: Answer) -> dict[str, Any]:
+    return {
+        "id": "msg_bdrk_01",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-3-5-haiku-20241022",
+        "content": _claude_content(answer),
+        "stop_reason": _stop_reason(answer),
+        "stop_sequence": None,
+        "usage": _claude_usage(answer, answer.output_tokens),
+    }
+
+
+def _chunk(event: dict[str, Any]) -> bytes:
+    headers = {
+        ":event-type": "chunk",
+        ":content-type": "application/json",
+        ":message-type": "event",
+    }
+    data = base64.b64encode(json.dumps(event).encode()).decode()
+    return event_frame(headers, json.dumps({"bytes": data, "p": "abcd"}).encode())
+
+
+def _claude_events(answer: Answer) -> list[dict[str, Any]]:
+    start = {**_claude_message(answer), "content": [], "stop_reason": None}
+    start["usage"] = _claude_usage(answer, 1)
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": start}, {"type": "ping"}]
+    for index, block in enumerate(_claude_content(answer)):
+        deltas: list[dict[str, Any]]
+        if block["type"] == "thinking":
+            opened = {"type": "thinking", "thinking": "", "signature": ""}
+            deltas = [
+                {"type": "thinking_delta", "thinking": block["thinking"]},
+                {"type": "signature_delta", "signature": block["signature"]},
+            ]
+        elif block["type"] == "text":
+            opened = {"type": "text", "text": ""}
+            pieces = re.findall(r"\S+\s*", block["text"])
+            deltas = [{"type": "text_delta", "text": piece} for piece in pieces]
+        else:
+            opened = {**block, "input": {}}
+            text = json.dumps(block["input"])
+            deltas = [
+                {"type": "input_json_delta", "partial_json": text[i : i + 7]}
+                for i in range(0, len(text), 7)
+            ]
+        events.append({"type": "content_block_start", "index": index, "content_block": opened})
+        events.extend({"type": "content_block_delta", "index": index, "delta": d} for d in deltas)
+        events.append({"type": "content_block_stop", "index": index})
+    delta = {"stop_reason": _stop_reason(answer), "stop_sequence": None}
+    usage = {"output_tokens": answer.output_tokens}
+    events.append({"type": "message_delta", "delta": delta, "usage": usage})
+    metrics = {
+        "inputTokenCount": answer.input_tokens,
+        "outputTokenCount": answer.output_tokens,
+        "invocationLatency": 120,
+        "firstByteLatency": 40,
+    }
+    events.append({"type": "message_stop", "amazon-bedrock-invocationMetrics": metrics})
+    return events
+
+
+async def _claude_stream(request: web.Request, answer: Answer) -> web.StreamResponse:
+    response = web.StreamResponse(
+        headers={"content-type": "application/vnd.amazon.eventstream", "x-amzn-requestid": "r4"}
+    )
+    await response.prepare(request)
+    frames = [_chunk(event) for event in _claude_events(answer)]
+    if answer.stream_exception is not None:
+        frames = frames[: answer.stream_exception_after or 0]
+        frames.append(_exception(answer.stream_exception, "fake stream failure"))
+    data = b"".join(frames)
+    for i in range(0, len(data), 50):  # frames split across reads, as TCP may
+        await response.write(data[i : i + 50])
+    await response.write_eof()
+    return response
 
 
 def _check_embedding_body(model_id: str, body: Any) -> str | None:

@@ -1,6 +1,6 @@
 """AWS Bedrock Runtime behind the OpenAI chat and embeddings APIs.
 
-adapter     the Adapter: Converse, ConverseStream and InvokeModel (``BedrockAdapter``)
+adapter     the Adapter: Converse, ConverseStream, InvokeModel(WithResponseStream)
 auth        a Bedrock API key, or AWS credentials signed with SigV4 by botocore
 translate   OpenAI chat request -> Converse request, Converse answer -> OpenAI answer
 options     what becomes of each OpenAI chat field: translated, refused or dropped
@@ -9,6 +9,7 @@ stream      ConverseStream events -> OpenAI chunks (``StreamTranslator``)
 events      AWS event-stream frames, decoded by botocore
 embeddings  OpenAI embeddings <-> Titan and Cohere InvokeModel bodies
 errors      Bedrock exceptions -> OpenAI error envelopes
+native      /v1/messages to Claude natively: the InvokeModel body, the stream chunks
 
 botocore (the ``bedrock`` extra) is imported on a bedrock provider's first call only.
 """

@@ -1,10 +1,13 @@
 """AWS Bedrock Runtime behind the OpenAI API: Converse and ConverseStream for chat,
 InvokeModel for Titan and Cohere embeddings (the translation is in translate.py,
-embeddings.py and stream.py; signing in auth.py)."""
+embeddings.py and stream.py; signing in auth.py); and in front of Anthropic's Messages
+API for Claude, natively: InvokeModel and InvokeModelWithResponseStream with the client's
+body (native.py), the stream's chunks relayed as Anthropic's events."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import importlib
 import time
@@ -18,12 +21,16 @@ from gateway.domain.errors import TranslationError, UpstreamError, as_gateway_er
 from gateway.domain.failures import FailureKind, kind_for_status
 from gateway.domain.model import Endpoint, Provider
 from gateway.domain.usage import Usage
+from gateway.messages.errors import error_type_for
 from gateway.streaming.sse import encode_event
+from gateway.upstream.anthropic.errors import STATUS_BY_ERROR_TYPE, parse_error
+from gateway.upstream.anthropic.native import read_native
 from gateway.upstream.base import UpstreamCall, UpstreamReply
 from gateway.upstream.bedrock import embeddings
 from gateway.upstream.bedrock.auth import Authorizer, BearerKey, SigV4
 from gateway.upstream.bedrock.errors import map_error, stream_exception
 from gateway.upstream.bedrock.events import BadFrame, FrameDecoder, FrameTooLarge
+from gateway.upstream.bedrock.native import chunk_event, native_body, natively_claude
 from gateway.upstream.bedrock.stream import StreamTranslator
 from gateway.upstream.bedrock.translate import (
     ConverseRequest,
@@ -59,6 +66,10 @@ class BedrockAdapter:
     async def complete(self, call: UpstreamCall) -> UpstreamReply:
         if call.endpoint is Endpoint.EMBEDDINGS:
             return await self._embed(call)
+        if native(call):
+            native_call, payload = _native(call)
+            response = await self._send(native_call, "invoke", payload, accept="application/json")
+            return await read_native(response, self._client)
         request = _translated(call)
         response = await self._send(call, "converse", request.payload, accept="application/json")
         request_id = response.headers.get("x-amzn-requestid")
@@ -75,10 +86,10 @@ class BedrockAdapter:
         )
 
     async def open_stream(self, call: UpstreamCall, ask_usage: bool) -> AsyncIterator[bytes]:
+        if native(call):
+            return await self._native_stream(call)
         request = _translated(call)
-        if not self._decoder_loaded:  # botocore's decoder imported once, off the event loop
-            await asyncio.to_thread(importlib.import_module, "botocore.eventstream")
-            self._decoder_loaded = True
+        await self._load_decoder()
         response = await self._send(call, "converse-stream", request.payload, accept=EVENT_STREAM)
         chunk_id = completion_id(response.headers.get("x-amzn-requestid"))
         translator = StreamTranslator(
@@ -90,6 +101,34 @@ class BedrockAdapter:
         events = _translate(response, translator, failure, limit, legacy)
         first = await first_chunk(response, events)
         if failure:  # the stream opened with an exception: not a byte sent yet
+            await events.aclose()
+            status, error = failure[0]
+            raise UpstreamError(
+                kind_for_status(status),
+                "upstream stream failed at once",
+                status=status,
+                body=_ENCODER.encode(redact_json(error, call.provider.api_key)),
+            )
+        return relay_rest(first, events, response)
+
+    async def _load_decoder(self) -> None:
+        if not self._decoder_loaded:  # botocore's decoder imported once, off the event loop
+            await asyncio.to_thread(importlib.import_module, "botocore.eventstream")
+            self._decoder_loaded = True
+
+    async def _native_stream(self, call: UpstreamCall) -> AsyncIterator[bytes]:
+        """InvokeModelWithResponseStream, its chunks relayed as Anthropic's SSE events; a
+        stream that opens with an exception (or an ``error`` event) fails the attempt
+        before a byte reaches the client."""
+        native_call, payload = _native(call)
+        await self._load_decoder()
+        response = await self._send(
+            native_call, "invoke-with-response-stream", payload, accept=EVENT_STREAM
+        )
+        failure: list[tuple[int, dict[str, Any]]] = []
+        events = _relay_chunks(response, failure, self._client.limits.event_bytes)
+        first = await first_chunk(response, events)
+        if failure:
             await events.aclose()
             status, error = failure[0]
             raise UpstreamError(
@@ -182,6 +221,80 @@ def model_url(base_url: str, model_id: str, operation: str) -> str:
     """The model id as one path segment (an inference-profile ARN's '/' escaped; ':' kept
     as the HTTP client sends it, so the signed path is the path sent)."""
     return f"{base_url.rstrip('/')}/model/{quote(model_id, safe=':')}/{operation}"
+
+
+def native(call: UpstreamCall) -> bool:
+    """/v1/messages to a Claude model: the body goes natively (native.py)."""
+    return call.endpoint is Endpoint.MESSAGES and natively_claude(call.model.name)
+
+
+def _native(call: UpstreamCall) -> tuple[UpstreamCall, dict[str, Any]]:
+    """The call less Anthropic's headers (Bedrock takes the version and betas in the
+    body), and the body."""
+    payload = native_body(call.body, call.headers, call.provider.api_version)
+    kept = {k: v for k, v in call.headers.items() if not k.startswith("anthropic-")}
+    return dataclasses.replace(call, headers=kept), payload
+
+
+async def _relay_chunks(
+    response: UpstreamResponse,
+    failure: list[tuple[int, dict[str, Any]]],
+    max_event_bytes: int,
+) -> AsyncGenerator[bytes, None]:
+    """Event-stream frames in, Anthropic's SSE out, one event a chunk, until
+    ``message_stop``. An exception frame (or an ``error`` event) is put in ``failure`` and
+    ends the stream with Anthropic's ``error`` event; a stream that ends before
+    ``message_stop`` is cut."""
+    decoder = FrameDecoder(max_event_bytes)
+    try:
+        async for data in body_chunks(response):
+            out: list[bytes] = []
+            for frame in decoder.feed(data):
+                payload = _payload(frame.payload)
+                if frame.message_type != "event":
+                    status, error = stream_exception(frame.name, payload)
+                    message = str(error["error"]["message"])
+                    failure.append((status, _anthropic_error(status, message)))
+                    yield b"".join(out) + encode_event(_ENCODER.encode(failure[0][1]), "error")
+                    return
+                if frame.name != "chunk":
+                    continue
+                event = chunk_event(payload)
+                if event is None:
+                    raise UpstreamError(
+                        FailureKind.INVALID_RESPONSE,
+                        "upstream sent a chunk that is no Anthropic event",
+                    )
+                kind = str(event["type"])
+                if kind == "error":
+                    name, _ = parse_error(event)
+                    status = STATUS_BY_ERROR_TYPE.get(name or "", 500)
+                    failure.append((status, event))
+                out.append(encode_event(_ENCODER.encode(event), kind))
+                if kind in ("message_stop", "error"):
+                    yield b"".join(out)
+                    return
+            if out:
+                yield b"".join(out)
+        raise UpstreamError(FailureKind.STREAM_CUT, "upstream stream ended before message_stop")
+    except TRANSPORT_ERRORS as exc:
+        raise UpstreamError(
+            FailureKind.STREAM_CUT, f"upstream stream broke: {type(exc).__name__}"
+        ) from exc
+    except FrameTooLarge as exc:
+        raise UpstreamError(
+            FailureKind.OVERSIZE, f"an upstream stream event exceeds {exc.limit} bytes"
+        ) from exc
+    except BadFrame as exc:
+        raise UpstreamError(
+            FailureKind.INVALID_RESPONSE, f"upstream sent an undecodable event frame: {exc}"
+        ) from exc
+    finally:
+        await response.aclose()
+
+
+def _anthropic_error(status: int, message: str) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": error_type_for(status), "message": message}}
 
 
 def _vectors(answer: dict[str, Any], family: str) -> list[list[float]] | None:
