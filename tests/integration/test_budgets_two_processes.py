@@ -108,8 +108,12 @@ def test_two_processes_on_one_postgresql_admit_exactly_50_of_120_simultaneous_ca
         answers = burst(urls, [chat_body()] * 120)
         assert statuses(answers) == {200: 50, 429: 70}
         assert upstream.calls["small-model"] == 50
-        admitted_by = {u: 0 for u in urls}
+        # Each process was sent 60 calls and answered them all. Counting alone, each would
+        # have admitted 50 of its 60 (100 in all): 50 in all is the one shared budget. How
+        # the 50 split between the two is the scheduler's (under load one process can take
+        # them all), so the split is not asserted.
+        answered_by = {u: 0 for u in urls}
         for index, answer in enumerate(answers):
-            admitted_by[urls[index % 2]] += answer.status_code == 200
-        assert all(count > 0 for count in admitted_by.values())  # both processes served
+            answered_by[urls[index % 2]] += answer.status_code in (200, 429)
+        assert answered_by == {u: 60 for u in urls}
         assert asyncio.run(_requests_used(url)) == 50
