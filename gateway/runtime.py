@@ -244,7 +244,7 @@ class Runtime:
         )
         auth = config.auth
         signer = signer_for(auth.admin_key_hash, auth.console_session_hours)
-        counting = TokenCounting(config, resolver, self.http, self.counter)
+        counting = TokenCounting(config, resolver, self.adapters, self.counter)
         return Serving(
             config, version, KeyRing(auth), signals, snapshots, resolver, pipeline, counting, signer
         )

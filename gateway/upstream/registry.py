@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from gateway.domain.model import AdapterType
 from gateway.upstream.anthropic import AnthropicAdapter
 from gateway.upstream.azure import AzureOpenAIAdapter
-from gateway.upstream.base import Adapter
+from gateway.upstream.base import Adapter, UpstreamCall
 from gateway.upstream.bedrock import BedrockAdapter
 from gateway.upstream.echo import EchoAdapter
 from gateway.upstream.gemini import GeminiAdapter
@@ -26,6 +28,12 @@ class AdapterRegistry:
         self._adapters[AdapterType.VERTEX] = VertexAdapter(client)
         self._adapters[AdapterType.ECHO] = EchoAdapter()
         self._adapters[AdapterType.BEDROCK] = BedrockAdapter(client)
+        # count_tokens, native to Claude: the adapters that count a Messages body.
+        self._counters: dict[AdapterType, AnthropicAdapter | VertexAdapter | BedrockAdapter] = {
+            kind: adapter
+            for kind, adapter in self._adapters.items()
+            if isinstance(adapter, (AnthropicAdapter, VertexAdapter, BedrockAdapter))
+        }
         # /v1/responses: native where the provider offers it, else translated to chat;
         # /v1/messages: native to Anthropic, else translated to chat.
         bridges: dict[int, Adapter] = {}
@@ -37,3 +45,8 @@ class AdapterRegistry:
 
     def for_type(self, adapter: AdapterType) -> Adapter:
         return self._adapters[adapter]
+
+    async def count_tokens(self, call: UpstreamCall) -> dict[str, Any]:
+        """``{"input_tokens": n}`` for a Messages body, counted by the provider (only for
+        a call ``counts_natively`` says yes to)."""
+        return await self._counters[call.provider.adapter].count_tokens(call)

@@ -6,6 +6,8 @@ metrics left out; a model that is not Claude is translated through Converse."""
 
 from __future__ import annotations
 
+import base64
+import json
 from decimal import Decimal
 from typing import Any
 
@@ -21,7 +23,7 @@ from tests.integration.bedrock_support import (
     gateway,
     new_rows,
 )
-from tests.support.fake_bedrock import Answer, FakeBedrock
+from tests.support.fake_bedrock import Answer, FakeBedrock, claude_count
 from tests.support.gateway import TEST_KEY, RunningGateway
 
 __all__ = ["_fresh", "aws_environment", "bedrock", "gateway"]
@@ -195,3 +197,43 @@ def test_a_model_that_is_not_claude_is_translated_through_converse(
     message = _sdk(gateway).messages.create(model="nova-chat", max_tokens=50, messages=ASK)
     assert message.content[0].type == "text" and message.content[0].text == "Nova here."
     assert len(bedrock.sent("converse")) == 1 and bedrock.sent("invoke") == []
+
+
+def test_count_tokens_for_claude_on_bedrock_is_bedrock_s_count(
+    gateway: RunningGateway, bedrock: FakeBedrock
+) -> None:
+    sdk = _sdk(gateway)
+    before = len(gateway.rows())
+    raw = sdk.messages.with_raw_response.count_tokens(
+        model="claude-chat",
+        system="Count me.",
+        messages=ASK,
+        extra_headers={"anthropic-beta": "token-counting-2024-11-01"},
+    )
+    assert bedrock.refused == []
+    assert raw.headers["x-gateway-token-count"] == "provider"
+    (sent,) = bedrock.sent("count-tokens")
+    assert sent.model_id == CLAUDE
+    assert sent.headers["Authorization"].startswith("AWS4-HMAC-SHA256 ")
+    inner = json.loads(base64.b64decode(sent.body["input"]["invokeModel"]["body"]))
+    assert inner == {
+        "anthropic_version": "bedrock-2023-05-31",
+        "anthropic_beta": ["token-counting-2024-11-01"],
+        "system": "Count me.",
+        "messages": ASK,
+        "max_tokens": 1,
+    }
+    assert raw.parse().input_tokens == claude_count(inner)
+    nova = sdk.messages.with_raw_response.count_tokens(model="nova-chat", messages=ASK)
+    assert nova.headers["x-gateway-token-count"] == "estimate"
+    assert len(gateway.rows()) == before
+
+
+def test_a_model_bedrock_does_not_count_for_gets_the_estimate(
+    gateway: RunningGateway, bedrock: FakeBedrock
+) -> None:
+    bedrock.script(CLAUDE, Answer(status=400, exception="ValidationException"))
+    raw = _sdk(gateway).messages.with_raw_response.count_tokens(model="claude-chat", messages=ASK)
+    assert raw.headers["x-gateway-token-count"] == "estimate"
+    assert raw.parse().input_tokens > 0
+    assert len(bedrock.sent("count-tokens")) == 1

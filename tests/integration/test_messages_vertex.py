@@ -5,6 +5,7 @@ Vertex AI. The body goes as sent, less ``model`` (in the URL) plus Vertex's
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 from typing import Any
 
@@ -67,3 +68,28 @@ def test_gemini_on_vertex_is_translated(vertex: RunningGateway, gemini: FakeGemi
     message = _client(vertex).messages.create(model="v-chat", max_tokens=50, messages=HELLO)
     assert message.content[0].type == "text" and message.content[0].text == "Gemini here."
     assert gemini.last().method == "generateContent"
+
+
+def test_count_tokens_for_claude_on_vertex_is_vertex_s_count(
+    vertex: RunningGateway, gemini: FakeGemini
+) -> None:
+    system = "Count me."
+    raw = _client(vertex).messages.with_raw_response.count_tokens(
+        model="v-claude", system=system, messages=HELLO
+    )
+    assert raw.headers["x-gateway-token-count"] == "provider"
+    expected = len(json.dumps(HELLO)) + len(json.dumps(system))
+    assert raw.parse().input_tokens == expected
+    sent = gemini.last("rawPredict")
+    assert sent.path == _vertex_path("anthropic", "count-tokens", "rawPredict")
+    assert sent.body == {
+        "model": "claude-sonnet-4-5",
+        "anthropic_version": "vertex-2023-10-16",
+        "system": system,
+        "messages": HELLO,
+    }
+    gemini_count = _client(vertex).messages.with_raw_response.count_tokens(
+        model="v-chat", messages=HELLO
+    )
+    assert gemini_count.headers["x-gateway-token-count"] == "estimate"
+    assert vertex.rows() == []

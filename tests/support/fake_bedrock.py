@@ -174,6 +174,9 @@ class FakeBedrock:
         answer = self._next(model_id)
         if answer.status is not None:
             return _error(answer.status, answer.exception, answer.retry_after)
+        if operation == "count-tokens":
+            inner = json.loads(base64.b64decode(body["input"]["invokeModel"]["body"]))
+            return web.json_response({"inputTokens": claude_count(inner)})
         if "anthropic." in model_id and operation == "invoke":
             return web.json_response(_claude_message(answer), headers={"x-amzn-requestid": "r3"})
         if "anthropic." in model_id and operation == "invoke-with-response-stream":
@@ -220,7 +223,26 @@ class FakeBedrock:
             return "The request signature we calculated does not match the signature you provided"
         return None
 
+    def _check_count_body(self, model_id: str, body: Any) -> str | None:
+        """CountTokens' input by the service model, its InvokeModel body as Claude's."""
+        if not isinstance(body, dict):
+            return "the body must be an object"
+        shape = self._model.operation_model("CountTokens").input_shape
+        report = ParamValidator().validate({**body, "modelId": model_id}, shape)
+        if report.has_errors():
+            return str(report.generate_report())
+        raw = body.get("input", {}).get("invokeModel", {}).get("body")
+        try:
+            inner = json.loads(base64.b64decode(raw, validate=True))
+        except (TypeError, ValueError):
+            return "input.invokeModel.body must be base64 of a JSON body"
+        if "anthropic." not in model_id:
+            return "The provided model doesn't support counting tokens"
+        return _check_claude_body(inner)
+
     def _check_body(self, operation: str, model_id: str, body: Any) -> str | None:
+        if operation == "count-tokens":
+            return self._check_count_body(model_id, body)
         if "anthropic." in model_id and operation in _CLAUDE_OPERATIONS:
             return _check_claude_body(body)
         if operation == "invoke":
@@ -233,6 +255,11 @@ class FakeBedrock:
         shape = self._model.operation_model(name).input_shape
         report = ParamValidator().validate({**body, "modelId": model_id}, shape)
         return report.generate_report() if report.has_errors() else None
+
+
+def claude_count(body: dict[str, Any]) -> int:
+    """The fake's count of a Messages body's input tokens (a characters' measure)."""
+    return len(json.dumps(body.get("messages"))) + len(json.dumps(body.get("system", "")))
 
 
 def _check_claude_body(body: Any) -> str | None:

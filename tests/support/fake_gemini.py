@@ -311,6 +311,8 @@ class FakeGemini:
     async def _claude(
         self, request: web.Request, model: str, method: str, body: Any
     ) -> web.StreamResponse:
+        if model == "count-tokens":  # Claude's token count: the model is named in the body
+            return self._claude_count(method, body)
         try:
             _fields(body, "", _CLAUDE_FIELDS)
             if body.get("anthropic_version") != VERTEX_ANTHROPIC_VERSION:
@@ -394,6 +396,22 @@ class FakeGemini:
             await response.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
         await response.write_eof()
         return response
+
+    def _claude_count(self, method: str, body: Any) -> web.Response:
+        problem = None
+        if method != "rawPredict":
+            problem = "count-tokens takes rawPredict"
+        elif not str(body.get("model", "")).startswith("claude"):
+            problem = "model must name a Claude model"
+        elif body.get("anthropic_version") != VERTEX_ANTHROPIC_VERSION:
+            problem = "anthropic_version must be vertex-2023-10-16"
+        elif not isinstance(body.get("messages"), list) or "stream" in body:
+            problem = "messages are required, stream is not taken"
+        if problem is not None:
+            error = {"type": "invalid_request_error", "message": problem}
+            return web.json_response({"type": "error", "error": error}, status=400)
+        count = len(json.dumps(body["messages"])) + len(json.dumps(body.get("system", "")))
+        return web.json_response({"input_tokens": count})
 
     def _answer(self, reply: Turn | Blocked, model: str) -> dict[str, Any]:
         if isinstance(reply, Blocked):

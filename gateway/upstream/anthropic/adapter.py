@@ -15,6 +15,7 @@ from gateway.domain.model import Endpoint
 from gateway.streaming.sse import EventTooLarge, SSEDecoder, encode_event
 from gateway.upstream.anthropic.errors import map_error
 from gateway.upstream.anthropic.native import (
+    count_native,
     native_headers,
     read_native,
     relay_native,
@@ -74,6 +75,10 @@ class AnthropicAdapter:
                 body=_ENCODER.encode(redact_json(translator.error, call.provider.api_key)),
             )
         return relay_rest(first, events, response)
+
+    async def count_tokens(self, call: UpstreamCall) -> dict[str, Any]:
+        """The provider's ``/messages/count_tokens`` answer (native.py)."""
+        return await count_native(self._client, call)
 
     async def _send(self, call: UpstreamCall, request: MessagesRequest) -> UpstreamResponse:
         payload = request.payload

@@ -30,7 +30,12 @@ from gateway.upstream.bedrock import embeddings
 from gateway.upstream.bedrock.auth import Authorizer, BearerKey, SigV4
 from gateway.upstream.bedrock.errors import map_error, stream_exception
 from gateway.upstream.bedrock.events import BadFrame, FrameDecoder, FrameTooLarge
-from gateway.upstream.bedrock.native import chunk_event, native_body, natively_claude
+from gateway.upstream.bedrock.native import (
+    chunk_event,
+    count_body,
+    native_body,
+    natively_claude,
+)
 from gateway.upstream.bedrock.stream import StreamTranslator
 from gateway.upstream.bedrock.translate import (
     ConverseRequest,
@@ -110,6 +115,19 @@ class BedrockAdapter:
                 body=_ENCODER.encode(redact_json(error, call.provider.api_key)),
             )
         return relay_rest(first, events, response)
+
+    async def count_tokens(self, call: UpstreamCall) -> dict[str, Any]:
+        """CountTokens (``/model/{id}/count-tokens``) for a Messages body to Claude, as
+        Anthropic's ``{"input_tokens": n}``."""
+        kept = {k: v for k, v in call.headers.items() if not k.startswith("anthropic-")}
+        payload = count_body(call.body, call.headers, call.provider.api_version)
+        native_call = dataclasses.replace(call, headers=kept)
+        response = await self._send(native_call, "count-tokens", payload, accept="application/json")
+        answer = await read_json_object(response, self._client.limits.body_bytes)
+        tokens = answer.get("inputTokens")
+        if not isinstance(tokens, int) or isinstance(tokens, bool):
+            raise UpstreamError(FailureKind.INVALID_RESPONSE, "upstream answered no inputTokens")
+        return {"input_tokens": tokens}
 
     async def _load_decoder(self) -> None:
         if not self._decoder_loaded:  # botocore's decoder imported once, off the event loop

@@ -1,6 +1,6 @@
 """``/v1/messages`` to Claude on Bedrock, native (pure): which models take it, the body
 InvokeModel takes, and the Anthropic event inside each ``chunk`` of
-InvokeModelWithResponseStream.
+InvokeModelWithResponseStream, and CountTokens' body.
 
 Bedrock takes Anthropic's Messages body less ``model`` (the model id is in the URL) and
 ``stream`` (the operation says it), with ``anthropic_version`` (``bedrock-2023-05-31``)
@@ -41,6 +41,18 @@ def native_body(
     if betas:
         payload["anthropic_beta"] = betas
     return payload
+
+
+def count_body(
+    body: dict[str, Any], headers: dict[str, str], api_version: str | None
+) -> dict[str, Any]:
+    """CountTokens' body for a Messages body: ``{"input": {"invokeModel": {"body": …}}}``,
+    the InvokeModel body base64 (a count takes no ``max_tokens``; InvokeModel requires one,
+    and it changes no input count)."""
+    payload = native_body(body, headers, api_version)
+    payload.setdefault("max_tokens", 1)
+    encoded = base64.b64encode(msgspec.json.encode(payload)).decode()
+    return {"input": {"invokeModel": {"body": encoded}}}
 
 
 def chunk_event(payload: dict[str, Any]) -> dict[str, Any] | None:

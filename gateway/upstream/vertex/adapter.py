@@ -31,7 +31,7 @@ from gateway.upstream.gemini.errors import map_error as google_error
 from gateway.upstream.http import UpstreamHTTP, UpstreamResponse
 from gateway.upstream.vertex.auth import TokenSource
 from gateway.upstream.vertex.embeddings import from_predict_response, predict_request
-from gateway.upstream.vertex.urls import ANTHROPIC, model_url, publisher
+from gateway.upstream.vertex.urls import ANTHROPIC, count_url, model_url, publisher
 from gateway.usage.openai_usage import usage_from_openai
 
 
@@ -137,6 +137,26 @@ class VertexClaude(AnthropicAdapter):
 
         return await self._tokens.sent(call, send)
 
+    async def count_tokens(self, call: UpstreamCall) -> dict[str, Any]:
+        """``count-tokens:rawPredict``: the body as sent with the model's name and Vertex's
+        ``anthropic_version``; the answer is Anthropic's ``{"input_tokens": n}``."""
+        payload = {k: v for k, v in call.body.items() if k != "stream"}
+        payload["model"] = call.model.name
+        payload["anthropic_version"] = call.provider.api_version or "vertex-2023-10-16"
+        kept = {k: v for k, v in call.headers.items() if k != "anthropic-version"}
+        native = dataclasses.replace(call, headers=kept)
+        url = count_url(call.provider)
+
+        async def send() -> UpstreamResponse:
+            headers = await self._tokens.headers(native)
+            return await send_json(self._client, call, url, headers, payload, shape=_claude_error)
+
+        response = await self._tokens.sent(call, send)
+        counted = await read_json_object(response, self._client.limits.body_bytes)
+        if not isinstance(counted.get("input_tokens"), int):
+            raise UpstreamError(FailureKind.INVALID_RESPONSE, "upstream answered no input_tokens")
+        return {"input_tokens": counted["input_tokens"]}
+
 
 def natively_claude(call: UpstreamCall) -> bool:
     """A Claude model on Vertex takes /v1/messages natively (``VertexClaude``)."""
@@ -174,3 +194,7 @@ class VertexAdapter:
 
     async def open_stream(self, call: UpstreamCall, ask_usage: bool) -> AsyncIterator[bytes]:
         return await self._for(call).open_stream(call, ask_usage)
+
+    async def count_tokens(self, call: UpstreamCall) -> dict[str, Any]:
+        """A Messages body's input tokens, counted by Claude on Vertex."""
+        return await self._claude.count_tokens(call)

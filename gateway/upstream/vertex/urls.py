@@ -21,3 +21,13 @@ def model_url(provider: Provider, model_name: str, method: str) -> str:
         f"{base}/projects/{provider.project}/locations/{provider.location}"
         f"/publishers/{publisher(model_name)}/models/{model_name}:{method}"
     )
+
+
+def count_url(provider: Provider) -> str:
+    """Claude's token count on Vertex: ``…/publishers/anthropic/models/count-tokens:rawPredict``
+    (the model is named in the body)."""
+    base = provider.base_url.rstrip("/")
+    return (
+        f"{base}/projects/{provider.project}/locations/{provider.location}"
+        f"/publishers/{ANTHROPIC}/models/count-tokens:rawPredict"
+    )
