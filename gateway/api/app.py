@@ -22,6 +22,7 @@ from gateway.api.drain import install as install_drain
 from gateway.api.errors import EXCEPTION_HANDLERS, from_http_exception
 from gateway.api.governance import GovernanceController
 from gateway.api.keyless import keyless_guard
+from gateway.api.messages_errors import anthropic_errors
 from gateway.api.models import list_models
 from gateway.api.proxy import PROXY_HANDLERS, RAW_HANDLERS
 from gateway.api.reload import ConfigWatcher
@@ -69,7 +70,18 @@ class GatewayApp(Litestar):
                 scope.setdefault("state", {})
                 await _answering_failures(handler, scope, receive, send)
                 return
+            if scope["path"] in ANTHROPIC_LISTS and _asks_anthropic(scope):
+                # The anthropic SDK's client.models.list(): its errors in Anthropic's envelope.
+                await anthropic_errors(super().__call__)(scope, receive, send)
+                return
         await super().__call__(scope, receive, send)
+
+
+ANTHROPIC_LISTS = frozenset({"/v1/models", "/v1/models/"})
+
+
+def _asks_anthropic(scope: Scope) -> bool:
+    return any(name == b"anthropic-version" for name, _ in scope.get("headers", ()))
 
 
 async def _answering_failures(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:

@@ -87,3 +87,17 @@ def test_the_query_beta_true_changes_nothing(gateway: RunningGateway) -> None:
     )
     assert answer.status_code == 200, answer.text
     assert answer.json()["type"] == "message"
+
+
+def test_models_list_errors_are_anthropic_errors_with_anthropic_version(
+    gateway: RunningGateway,
+) -> None:
+    with pytest.raises(anthropic.AuthenticationError) as refused:
+        client(gateway, key="sk-nope").models.list()
+    assert refused.value.status_code == 401
+    body: Any = refused.value.body
+    assert body["type"] == "error" and body["error"]["type"] == "authentication_error"
+    assert body["error"]["message"] == "Missing or invalid API key."
+    plain = httpx.get(f"{gateway.url}/v1/models", headers={"authorization": "Bearer sk-nope"})
+    assert plain.status_code == 401 and "type" not in plain.json()
+    assert plain.json()["error"]["message"] == "Missing or invalid API key."
