@@ -38,6 +38,10 @@ CHANNEL = "gateway:governance"
 POLL_SECONDS = 0.5  # without Redis, or while its subscription is down
 BACKSTOP_SECONDS = 5.0  # with Redis subscribed: a message lost on the way
 TOUCH_SECONDS = 30.0  # how often last_used_at is written
+# The subscription is read a second at a time and the loop ends on ``stop``'s flag:
+# redis-py (8.2) can swallow a task cancellation that lands while ``subscribe`` is under
+# way, after which a blocking read would wait for the next message, for ever.
+LISTEN_READ_SECONDS = 1.0
 
 
 class Directory:
@@ -67,6 +71,7 @@ class Directory:
         self._used: dict[str, datetime] = {}
         self._loops: list[asyncio.Task[None]] = []
         self._failing = False
+        self._stopping = False
         self.use_config(config)
 
     # --- the call path -------------------------------------------------------------
@@ -202,8 +207,11 @@ class Directory:
             await pubsub.subscribe(CHANNEL)
             self._subscribed = True
             await self._check()  # what changed before the subscription began
-            async for message in pubsub.listen():
-                if message.get("type") == "message":
+            while not self._stopping:
+                message = await pubsub.get_message(
+                    ignore_subscribe_messages=True, timeout=LISTEN_READ_SECONDS
+                )
+                if message is not None and message.get("type") == "message":
                     await self._check()
         finally:
             self._subscribed = False
@@ -218,12 +226,14 @@ class Directory:
             log.warning("last_used_at not written: %s", error)
 
     async def start(self) -> None:
+        self._stopping = False
         await self._check()
         self._loops.append(self._tasks.spawn("governance-watch", self._watch))
         if self._redis is not None:
             self._loops.append(self._tasks.spawn("governance-listen", self._listen))
 
     async def stop(self) -> None:
+        self._stopping = True
         for task in self._loops:
             task.cancel()
         for task in self._loops:
