@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
 import statistics
@@ -82,11 +81,8 @@ class _Served:
 
     async def stop(self) -> None:
         self._shutdown.set()
-        # With redis.url the governance listener's cancellation can hang the lifespan's
-        # shutdown; the figures are taken by then.
         if self._task is not None:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._task, 5)
+            await self._task
 
 
 BODY = json.dumps({"model": "fixed", "messages": [{"role": "user", "content": "Say ok."}]}).encode()
