@@ -13,8 +13,7 @@ See docs/messages.md.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncGenerator, AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator
 
 import msgspec
 
@@ -26,15 +25,14 @@ from gateway.messages.errors import error_body, error_type_for
 from gateway.messages.request import Untranslatable, to_chat
 from gateway.messages.stream import Event, MessagesStreamWriter
 from gateway.streaming.openai_stream import DONE_SENTINEL
-from gateway.streaming.sse import EventTooLarge, SSEDecoder, encode_event
 from gateway.upstream.base import Adapter, UpstreamCall, UpstreamReply
 from gateway.upstream.bedrock.native import natively_claude as bedrock_claude
+from gateway.upstream.chat_events import chat_chunk, failed_at_once, translated_events
 from gateway.upstream.error_body import redact_json
 from gateway.upstream.responses_bridge import takes_thinking_blocks
 from gateway.upstream.vertex.adapter import natively_claude
 
 _ENCODER = msgspec.json.Encoder()
-_decoder = msgspec.json.Decoder()
 # The chat name an inner adapter gives what it left out, as the Messages request names it.
 _MESSAGES_NAMES = {"reasoning_effort": "thinking", "stop": "stop_sequences"}
 
@@ -62,7 +60,13 @@ class MessagesBridge:
         finally:
             _rename_ignored(call)
         writer = MessagesStreamWriter(call.model.name)
-        return _events(chunks, writer, self._max_event_bytes, call.provider.api_key)
+        key = call.provider.api_key
+        return translated_events(
+            chunks,
+            writer,
+            self._max_event_bytes,
+            lambda name, data, out: _translate(writer, name, data, out, key),
+        )
 
 
 def translates(call: UpstreamCall) -> bool:
@@ -106,39 +110,6 @@ def _rename_ignored(call: UpstreamCall) -> None:
     call.ignored[:] = list(dict.fromkeys(names))
 
 
-async def _events(
-    chunks: AsyncIterator[bytes],
-    writer: MessagesStreamWriter,
-    max_event_bytes: int,
-    api_key: str | None,
-) -> AsyncGenerator[bytes, None]:
-    """Chat SSE in, Messages SSE out. Nothing is sent before the first chat event is read
-    whole, so a stream that opens badly can still fall back."""
-    decoder = SSEDecoder(max_event_bytes)
-    try:
-        async for chunk in chunks:
-            out: list[Event] = []
-            for event in decoder.feed(chunk):
-                if _translate(writer, event.event, event.data, out, api_key):
-                    yield _encode(out)
-                    return
-            if out:
-                yield _encode(out)
-        if writer.finish_reason is None:
-            raise UpstreamError(
-                FailureKind.STREAM_CUT, "the upstream stream ended before it was complete"
-            )
-        yield _encode(writer.finish())  # finished, though without [DONE]
-    except EventTooLarge as exc:
-        raise UpstreamError(
-            FailureKind.OVERSIZE, f"an upstream stream event exceeds {exc.limit} bytes"
-        ) from exc
-    finally:
-        aclose = getattr(chunks, "aclose", None)
-        if aclose is not None:
-            await aclose()
-
-
 def _translate(
     writer: MessagesStreamWriter,
     name: str | None,
@@ -150,33 +121,15 @@ def _translate(
     if data.strip() == DONE_SENTINEL:
         out.extend(writer.finish())
         return True
-    try:
-        chunk: Any = _decoder.decode(data)
-    except (msgspec.DecodeError, RecursionError):
-        chunk = None
-    if not isinstance(chunk, dict):
-        if name != "error":
-            raise UpstreamError(
-                FailureKind.INVALID_RESPONSE, "upstream sent an event that is not JSON"
-            )
-        chunk = {"error": {"message": data}}
+    chunk = chat_chunk(name, data)
     error = chunk.get("error")
     if error is None and name != "error":
         out.extend(writer.feed(chunk))
         return False
-    details = redact_json(error if isinstance(error, dict) else chunk, api_key)
     if not writer.started:  # nothing sent yet: another attempt may answer
-        raise UpstreamError(
-            FailureKind.HTTP_5XX,
-            "upstream stream failed at once",
-            status=502,
-            body=_ENCODER.encode({"error": details}),
-        )
+        raise failed_at_once(error, chunk, api_key)
+    details = redact_json(error if isinstance(error, dict) else chunk, api_key)
     message = details.get("message") if isinstance(details, dict) else None
     text = message if isinstance(message, str) else "The upstream stream failed."
     out.append(error_body(error_type_for(500), text))
     return True
-
-
-def _encode(events: list[Event]) -> bytes:
-    return b"".join(encode_event(_ENCODER.encode(e), str(e["type"])) for e in events)

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator
 
 import msgspec
 
@@ -26,14 +25,13 @@ from gateway.responses.answer import to_response
 from gateway.responses.request import Unsupported, summary_asked, to_chat
 from gateway.responses.stream import Event, ResponsesStreamWriter
 from gateway.streaming.openai_stream import DONE_SENTINEL
-from gateway.streaming.sse import EventTooLarge, SSEDecoder, encode_event
 from gateway.upstream.base import Adapter, UpstreamCall, UpstreamReply
+from gateway.upstream.chat_events import chat_chunk, failed_at_once, translated_events
 from gateway.upstream.error_body import redact_json
 from gateway.upstream.vertex.urls import ANTHROPIC as ANTHROPIC_PUBLISHER
 from gateway.upstream.vertex.urls import publisher
 
 _ENCODER = msgspec.json.Encoder()
-_decoder = msgspec.json.Decoder()
 
 
 class ResponsesBridge:
@@ -59,7 +57,13 @@ class ResponsesBridge:
         finally:
             _rename_ignored(call)
         writer = ResponsesStreamWriter(call.body, int(time.time()), "")
-        return _events(chunks, writer, self._max_event_bytes, call.provider.api_key)
+        key = call.provider.api_key
+        return translated_events(
+            chunks,
+            writer,
+            self._max_event_bytes,
+            lambda name, data, out: _translate(writer, name, data, out, key),
+        )
 
 
 def translates(call: UpstreamCall) -> bool:
@@ -109,39 +113,6 @@ def _rename_ignored(call: UpstreamCall) -> None:
     call.ignored[:] = list(dict.fromkeys(names))
 
 
-async def _events(
-    chunks: AsyncIterator[bytes],
-    writer: ResponsesStreamWriter,
-    max_event_bytes: int,
-    api_key: str | None,
-) -> AsyncGenerator[bytes, None]:
-    """Chat SSE in, Responses SSE out. Nothing is sent before the first chat event is read
-    whole, so a stream that opens badly can still fall back."""
-    decoder = SSEDecoder(max_event_bytes)
-    try:
-        async for chunk in chunks:
-            out: list[Event] = []
-            for event in decoder.feed(chunk):
-                if _translate(writer, event.event, event.data, out, api_key):
-                    yield _encode(out)
-                    return
-            if out:
-                yield _encode(out)
-        if writer.finish_reason is None:
-            raise UpstreamError(
-                FailureKind.STREAM_CUT, "the upstream stream ended before it was complete"
-            )
-        yield _encode(writer.finish())  # finished, though without [DONE]
-    except EventTooLarge as exc:
-        raise UpstreamError(
-            FailureKind.OVERSIZE, f"an upstream stream event exceeds {exc.limit} bytes"
-        ) from exc
-    finally:
-        aclose = getattr(chunks, "aclose", None)
-        if aclose is not None:
-            await aclose()
-
-
 def _translate(
     writer: ResponsesStreamWriter,
     name: str | None,
@@ -155,27 +126,11 @@ def _translate(
             out.extend(writer.start())
         out.extend(writer.finish())
         return True
-    try:
-        chunk: Any = _decoder.decode(data)
-    except (msgspec.DecodeError, RecursionError):
-        chunk = None
-    if not isinstance(chunk, dict):
-        if name == "error":
-            chunk = {"error": {"message": data}}
-        else:
-            raise UpstreamError(
-                FailureKind.INVALID_RESPONSE, "upstream sent an event that is not JSON"
-            )
+    chunk = chat_chunk(name, data)
     error = chunk.get("error")
     failed = error is not None or name == "error"
     if failed and not writer.started:  # nothing sent yet: another attempt may answer
-        redacted = redact_json({"error": error if isinstance(error, dict) else chunk}, api_key)
-        raise UpstreamError(
-            FailureKind.HTTP_5XX,
-            "upstream stream failed at once",
-            status=502,
-            body=_ENCODER.encode(redacted),
-        )
+        raise failed_at_once(error, chunk, api_key)
     if not writer.started:
         out.extend(writer.start())
     if failed:
@@ -193,7 +148,3 @@ def _translate(
         return True
     out.extend(writer.feed(chunk))
     return False
-
-
-def _encode(events: list[Event]) -> bytes:
-    return b"".join(encode_event(_ENCODER.encode(e), e["type"]) for e in events)
