@@ -16,6 +16,7 @@ from gateway.upstream.anthropic.translate import (
     openai_usage,
     usage_from_anthropic,
 )
+from gateway.upstream.chunks import ChatChunks
 
 _USAGE_FIELDS = (
     "input_tokens",
@@ -25,7 +26,7 @@ _USAGE_FIELDS = (
 )
 
 
-class StreamTranslator:
+class StreamTranslator(ChatChunks):
     """``response_tool``: the tool standing in for response_format, whose streamed
     input alone is the answer's content (and calling it alone is a plain stop).
 
@@ -238,22 +239,6 @@ class StreamTranslator:
             if isinstance(value, int) and not isinstance(value, bool):
                 merged[field] = value
         self._usage = merged
-
-    def _chunk(self, delta: dict[str, Any], reason: str | None = None) -> dict[str, Any]:
-        if not self._role_sent:
-            delta = {"role": "assistant", **delta}
-            self._role_sent = True
-        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": reason}
-        return self._envelope([choice])
-
-    def _envelope(self, choices: list[dict[str, Any]]) -> dict[str, Any]:
-        return {
-            "id": self._id,
-            "object": "chat.completion.chunk",
-            "created": self._created,
-            "model": self._model,
-            "choices": choices,
-        }
 
 
 def _int(value: Any) -> int:

@@ -18,9 +18,10 @@ from typing import Any
 
 from gateway.domain.usage import Usage
 from gateway.upstream.bedrock.translate import finish_reason, openai_usage, usage_from_bedrock
+from gateway.upstream.chunks import ChatChunks
 
 
-class StreamTranslator:
+class StreamTranslator(ChatChunks):
     def __init__(
         self, model_name: str, created: int, chunk_id: str, response_tool: str | None = None
     ) -> None:
@@ -152,22 +153,6 @@ class StreamTranslator:
         text = "".join(self._held)
         self._held.clear()
         return [self._chunk({"content": text})]
-
-    def _chunk(self, delta: dict[str, Any], reason: str | None = None) -> dict[str, Any]:
-        if not self._role_sent:
-            delta = {"role": "assistant", **delta}
-            self._role_sent = True
-        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": reason}
-        return self._envelope([choice])
-
-    def _envelope(self, choices: list[dict[str, Any]]) -> dict[str, Any]:
-        return {
-            "id": self._id,
-            "object": "chat.completion.chunk",
-            "created": self._created,
-            "model": self._model,
-            "choices": choices,
-        }
 
 
 def _int(value: Any) -> int:

@@ -14,6 +14,7 @@ from typing import Any
 
 from gateway.domain.errors import envelope
 from gateway.domain.usage import Usage
+from gateway.upstream.chunks import ChatChunks
 from gateway.upstream.gemini.errors import parse_error
 from gateway.upstream.gemini.translate import (
     answer_text,
@@ -29,7 +30,7 @@ from gateway.upstream.gemini.translate import (
 )
 
 
-class StreamTranslator:
+class StreamTranslator(ChatChunks):
     def __init__(self, model: str, created: int, single_call: bool = False) -> None:
         self._model = model
         self._created = created
@@ -110,19 +111,3 @@ class StreamTranslator:
         self._error_status = code if code is not None and code >= 400 else 500
         text = message or "the Gemini upstream reported an error mid-stream"
         self._error = envelope(self._error_status, text, code=status or "upstream_error")
-
-    def _chunk(self, delta: dict[str, Any], reason: str | None = None) -> dict[str, Any]:
-        if not self._role_sent:
-            delta = {"role": "assistant", **delta}
-            self._role_sent = True
-        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": reason}
-        return self._envelope([choice])
-
-    def _envelope(self, choices: list[dict[str, Any]]) -> dict[str, Any]:
-        return {
-            "id": self._id,
-            "object": "chat.completion.chunk",
-            "created": self._created,
-            "model": self._model,
-            "choices": choices,
-        }
