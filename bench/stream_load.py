@@ -665,7 +665,6 @@ def main() -> int:
     up_port = free_port()
     upstream_url = f"http://127.0.0.1:{up_port}"
     env = {**os.environ}
-    env.setdefault("TIKTOKEN_CACHE_DIR", "/work/shared/tiktoken")
     upstream = start(
         [
             sys.executable,
