@@ -7,6 +7,7 @@ body (native.py), the stream's chunks relayed as Anthropic's events."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
 import importlib
@@ -29,7 +30,7 @@ from gateway.upstream.base import UpstreamCall, UpstreamReply
 from gateway.upstream.bedrock import embeddings
 from gateway.upstream.bedrock.auth import Authorizer, BearerKey, SigV4
 from gateway.upstream.bedrock.errors import map_error, stream_exception
-from gateway.upstream.bedrock.events import BadFrame, FrameDecoder, FrameTooLarge
+from gateway.upstream.bedrock.events import BadFrame, Frame, FrameDecoder, FrameTooLarge
 from gateway.upstream.bedrock.native import (
     chunk_event,
     count_body,
@@ -263,11 +264,10 @@ async def _relay_chunks(
     ``message_stop``. An exception frame (or an ``error`` event) is put in ``failure`` and
     ends the stream with Anthropic's ``error`` event; a stream that ends before
     ``message_stop`` is cut."""
-    decoder = FrameDecoder(max_event_bytes)
-    try:
-        async for data in body_chunks(response):
+    async with contextlib.aclosing(_frames(response, max_event_bytes)) as reads:
+        async for frames in reads:
             out: list[bytes] = []
-            for frame in decoder.feed(data):
+            for frame in frames:
                 payload = _payload(frame.payload)
                 if frame.message_type != "event":
                     status, error = stream_exception(frame.name, payload)
@@ -295,20 +295,6 @@ async def _relay_chunks(
             if out:
                 yield b"".join(out)
         raise UpstreamError(FailureKind.STREAM_CUT, "upstream stream ended before message_stop")
-    except TRANSPORT_ERRORS as exc:
-        raise UpstreamError(
-            FailureKind.STREAM_CUT, f"upstream stream broke: {type(exc).__name__}"
-        ) from exc
-    except FrameTooLarge as exc:
-        raise UpstreamError(
-            FailureKind.OVERSIZE, f"an upstream stream event exceeds {exc.limit} bytes"
-        ) from exc
-    except BadFrame as exc:
-        raise UpstreamError(
-            FailureKind.INVALID_RESPONSE, f"upstream sent an undecodable event frame: {exc}"
-        ) from exc
-    finally:
-        await response.aclose()
 
 
 def _anthropic_error(status: int, message: str) -> dict[str, Any]:
@@ -373,10 +359,9 @@ async def _translate(
     """Event-stream frames in, OpenAI SSE out (``legacy``: text_completion chunks); the
     usage chunk and [DONE] after ``metadata``. An exception frame ends the stream with an
     error event; a stream that ends before ``metadata`` is cut."""
-    decoder = FrameDecoder(max_event_bytes)
-    try:
-        async for chunk in body_chunks(response):
-            for frame in decoder.feed(chunk):
+    async with contextlib.aclosing(_frames(response, max_event_bytes)) as reads:
+        async for frames in reads:
+            for frame in frames:
                 data = _payload(frame.payload)
                 if frame.message_type != "event":
                     failure.append(stream_exception(frame.name, data))
@@ -394,6 +379,17 @@ async def _translate(
                     yield encode_event(b"[DONE]")
                     return
         raise UpstreamError(FailureKind.STREAM_CUT, "upstream stream ended before its metadata")
+
+
+async def _frames(
+    response: UpstreamResponse, max_event_bytes: int
+) -> AsyncGenerator[list[Frame], None]:
+    """The frames of each read of an event stream, its read and frame failures as the
+    gateway's; the response closed when the reader stops."""
+    decoder = FrameDecoder(max_event_bytes)
+    try:
+        async for chunk in body_chunks(response):
+            yield list(decoder.feed(chunk))  # decoded here, so its failures are mapped here
     except TRANSPORT_ERRORS as exc:
         raise UpstreamError(
             FailureKind.STREAM_CUT, f"upstream stream broke: {type(exc).__name__}"
