@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
 
-from tests.integration.budget_support import MESSAGES, budget_yaml, counter, running
+from tests.integration.budget_support import MESSAGES, budget_yaml, counter, holds, running
 from tests.support.fake_upstream import FakeUpstream
 
 ABSURD = 10**19
@@ -46,6 +47,11 @@ def test_an_absurd_usage_figure_is_recorded_as_the_estimate_and_charged_as_it(
             assert 0 < row["estimated_input_tokens"] < 100
         good = [row for row in rows if row["served_model"] == "small"]
         assert {row["usage_source"] for row in good} == {"provider"}
+        # A call's row is written before its budget hold is settled: read the counter
+        # once every hold is (the last call's may still be open when its row lands).
+        deadline = time.monotonic() + 10
+        while holds(gateway) and time.monotonic() < deadline:
+            time.sleep(0.05)
         used = counter(gateway, "key", "alice")
         assert used is not None
         estimated = sum(
