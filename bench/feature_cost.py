@@ -11,7 +11,8 @@ round starts with a different process, so that no variant is always measured fir
 
 Prints per variant: req/s, the event loop thread's CPU time per call (the thread that
 bounds a process's req/s: the others use a few µs a call), and the share of the
-floor's req/s (the median of per-run shares, each against the same round's floor).
+floor's req/s (the median of per-run shares, each against the same round's floor), and
+the loop's CPU per call as a multiple of the floor's whole process's (issue 28: <= 2x).
 
     python bench/feature_cost.py [--duration 5] [--rounds 4] [--processes 2]
 """
@@ -132,11 +133,13 @@ def main() -> int:
         cpus = " ".join(f"{value:.0f}" for value in found.cpu_us)
         print(
             f"  {label:26} {statistics.median(found.rps):7.0f} req/s   loop {cpu:5.0f} µs/call"
-            f" ({cpu - base_cpu:+4.0f})   share {100 * statistics.median(found.shares):3.0f} %\n"
+            f" ({cpu - base_cpu:+4.0f}) = {cpu / floor_cpu:.2f}x the floor's"
+            f"   share {100 * statistics.median(found.shares):3.0f} %\n"
             f"  {'':26} runs: share {shares} %; loop {cpus} µs"
         )
     print(
-        f"\n75 % of the floor's req/s asks for a loop of about {floor_cpu / 0.75:.0f} µs per call"
+        f"\n75 % of the floor's req/s asks for a loop of about {floor_cpu / 0.75:.0f} µs per call;"
+        f" issue 28's loop <= 2x the floor's, {2 * floor_cpu:.0f} µs"
     )
     return 0
 

@@ -252,9 +252,12 @@ def main() -> int:
             ]
             for name, target, body in plan:
                 before = cpu_seconds(target.pid)
+                loop_before = cpu_seconds(target.pid, thread=target.pid)
                 run = wrk(target, body, 32, d)
                 figures[name] = run["rps"]
                 figures[f"{name} cpu"] = (cpu_seconds(target.pid) - before) / run["requests"]
+                loop = cpu_seconds(target.pid, thread=target.pid) - loop_before
+                figures[f"{name} loop cpu"] = loop / run["requests"]
                 figures["errors"] += run["errors"]
             figures["share"] = figures["fixed"] / figures["floor"]
             figures["routed vs fixed"] = figures["routed"] / figures["fixed"] - 1
@@ -350,6 +353,13 @@ def main() -> int:
     print(
         f"  CPU per call (the process's user + system time / calls): floor {floor_cpu:.0f} µs, "
         f"gateway fixed {fixed_cpu:.0f} µs, criteria {routed_cpu:.0f} µs"
+    )
+    loop_cpu = median_of(throughput, "fixed loop cpu") * 1e6
+    ratios = " ".join(f"{run['fixed loop cpu'] / run['floor cpu']:.2f}" for run in throughput)
+    print(
+        f"  gateway fixed, its event loop thread: {loop_cpu:.0f} µs per call = "
+        f"{loop_cpu / floor_cpu:.2f}x the floor's (whole process; issue 28: <= 2x)"
+        f"  (rounds: {ratios})"
     )
     share = median_of(throughput, "share")
     shares = " ".join(f"{100 * run['share']:.0f}%" for run in throughput)
