@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 
+from gateway.logs import direct_writer
 from gateway.telemetry.records import TelemetryRecord
 
 ACCESS = logging.getLogger("gateway.access")
@@ -65,6 +66,17 @@ def _emit(
         "requestId": request_id,
         "errorClass": error_class,
     }
+    writer = direct_writer(ACCESS)
+    if writer is not None:
+        # The record's message (_LINE % args) as one f-string, handed to the writer
+        # without a LogRecord when no other handler or filter would see the record.
+        message = (
+            f"{method} {path} {status:d} configuration={configuration or '-'} "
+            f"model={served_model or '-'} latency_ms={latency_ms:.1f} request_id={request_id}"
+            + (f" error={error_class}" if error_class else "")
+        )
+        if writer.info_line(ACCESS.name, message, fields):
+            return
     args = (
         method,
         path,

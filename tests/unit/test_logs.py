@@ -6,11 +6,14 @@ import io
 import json
 import logging
 import sys
+import time
 
 import pytest
 
 from gateway import logs
 from gateway.logs import AlembicChatter, JsonFormatter, StderrHandler, logging_config
+from gateway.telemetry import access
+from tests.unit.telemetry.factory import make_record
 
 
 def _record(message: str, level: int = logging.INFO, **extra: object) -> logging.LogRecord:
@@ -143,3 +146,74 @@ def test_access_log_off_then_on_again_logs_access_lines_again(
         root.handlers[:] = handlers
         root.setLevel(level)
         access.setLevel(logging.NOTSET)
+
+
+def _capture_both_paths(log_format: logs.LogFormat, capsys: pytest.CaptureFixture[str]) -> None:
+    """Logs each access line twice, first written directly (no LogRecord), then, with
+    a second handler on the root, through logging; each pair must be the same text."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    calls = [
+        lambda: access.log_call(make_record(), "/v1/chat/completions"),
+        lambda: access.log_call(
+            make_record(error_class="upstream_5xx", served_model=None, latency_ms=12.349),
+            "/v1/messages",
+        ),
+        lambda: access.log_refused("/v1/chat/completions", 401, 0.05, "req-2"),
+        lambda: access.log_refused("/v1/x", 400, 3.0, "req-3", "caf\u00e9\n", method="GE\tT"),
+    ]
+    try:
+        logs.configure(log_format)
+        extra = logging.NullHandler()
+        for log in calls:
+            assert logs.direct_writer(access.ACCESS) is not None
+            log()
+            root.addHandler(extra)
+            assert logs.direct_writer(access.ACCESS) is None
+            log()
+            root.removeHandler(extra)
+        logs.drain()
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 2 * len(calls)
+    assert lines[0::2] == lines[1::2]
+
+
+@pytest.mark.real_logging
+@pytest.mark.parametrize("log_format", ["text", "json"])
+def test_an_access_line_written_directly_is_the_line_logging_writes(
+    log_format: logs.LogFormat, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(time, "time", lambda: 1_700_000_000.0625)  # both paths, one instant
+    _capture_both_paths(log_format, capsys)
+
+
+@pytest.mark.real_logging
+def test_access_lines_go_through_logging_when_anything_else_would_see_them() -> None:
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    access_logger = access.ACCESS
+    try:
+        assert logs.direct_writer(access_logger) is None  # pytest's handlers, no writer
+        logs.configure("text")
+        writer = logs.direct_writer(access_logger)
+        assert writer is not None
+        writer.addFilter(logging.Filter("gateway"))
+        assert logs.direct_writer(access_logger) is None
+        writer.filters.pop()
+        access_logger.addFilter(logging.Filter("gateway"))
+        assert logs.direct_writer(access_logger) is None
+        access_logger.filters.clear()
+        access_logger.addHandler(logging.NullHandler())
+        assert logs.direct_writer(access_logger) is None
+        access_logger.handlers.clear()
+        writer.setFormatter(logging.Formatter("%(message)s"))
+        assert not writer.info_line("gateway.access", "a line", {})  # not a format it knows
+        logs.drain()
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        access_logger.filters.clear()
+        access_logger.handlers.clear()
