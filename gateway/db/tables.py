@@ -1,4 +1,4 @@
-"""The three tables. Names are a contract (docs/telemetry.md#telemetry): add, never rename.
+"""The core tables. Names are a contract (docs/telemetry.md#telemetry): add, never rename.
 
 Migration ``0001_initial`` creates the same schema; a test compares the two.
 """
@@ -184,3 +184,17 @@ Index(
     eval_results.c.run_at,
     unique=True,
 )
+
+# Telemetry batches already written (migration 0015): a batch's key is inserted in the
+# transaction that writes its rows and aggregates, so a batch sent again (the writer
+# process restarted before it acknowledged it, a commit whose answer was lost) is
+# recognised and written nothing. Keys older than a day are purged by retention.
+BATCH_KEY_LEN = 80
+
+telemetry_batches = Table(
+    "telemetry_batches",
+    metadata,
+    Column("batch_key", String(BATCH_KEY_LEN), primary_key=True),
+    Column("written_at", UtcDateTime, nullable=False),
+)
+Index("ix_telemetry_batches_written_at", telemetry_batches.c.written_at)

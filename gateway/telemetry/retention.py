@@ -8,7 +8,8 @@ agree with reads of the rows alone. The days before the cutoff's day go whole;
 the cutoff's own day loses what its deleted hours held (their hourly rows are
 subtracted from it before they go), and a day row left with no calls goes.
 ``usage_daily`` is kept: it is the aggregate budgets and monthly reports read,
-and it holds no per-call detail.
+and it holds no per-call detail. The keys of written batches (``telemetry_batches``) go
+after ``BATCH_KEY_DAYS``: a batch is only ever sent again within minutes.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from gateway.db.rollup_tables import (
     telemetry_hourly_histogram,
     telemetry_hourly_latency,
 )
-from gateway.db.tables import telemetry
+from gateway.db.tables import telemetry, telemetry_batches
 from gateway.domain.clock import utc_now
 from gateway.tasks import Supervisor
 from gateway.telemetry.rollup import hour_of
@@ -42,6 +43,7 @@ from gateway.telemetry.rollup_levels import day_of
 
 log = logging.getLogger(__name__)
 PURGE_INTERVAL_SECONDS = 3600.0
+BATCH_KEY_DAYS = 1
 
 # (hourly table, its day table, the key after the period, the counters)
 _LEVELS: tuple[tuple[Table, Table, Sequence[str], Sequence[str]], ...] = (
@@ -89,7 +91,9 @@ class Retention:
 
     async def purge_now(self) -> int:
         """Delete rows past retention once; returns how many went."""
-        count = await purge_telemetry(self._engine, retention_cutoff(self._clock(), self._days))
+        now = self._clock()
+        count = await purge_telemetry(self._engine, retention_cutoff(now, self._days))
+        await purge_batch_keys(self._engine, now - timedelta(days=BATCH_KEY_DAYS))
         self.purged += count
         return count
 
@@ -168,4 +172,12 @@ async def purge_telemetry(engine: AsyncEngine, before: datetime) -> int:
         await connection.execute(
             telemetry_hourly_latency.delete().where(telemetry_hourly_latency.c.hour < before)
         )
+    return int(result.rowcount or 0)
+
+
+async def purge_batch_keys(engine: AsyncEngine, before: datetime) -> int:
+    """Delete the keys of batches written before ``before``; returns how many went."""
+    keys = telemetry_batches
+    async with engine.begin() as connection:
+        result = await connection.execute(keys.delete().where(keys.c.written_at < before))
     return int(result.rowcount or 0)

@@ -1,73 +1,36 @@
-"""The background telemetry writer: a bounded queue, batched inserts, never on the request path.
+"""The telemetry writer on the serving loop (``telemetry.writer: inline``): a bounded queue,
+batched inserts, never on the request path.
 
 ``submit`` appends to an in-memory queue and returns; it never blocks, never
 raises, never awaits. A background task takes up to ``batch_size`` records
-(waiting at most ``flush_interval`` for a batch to fill), inserts them with one
-executemany and upserts their ``usage_daily`` and rollup increments (hourly:
-``telemetry_hourly``, ``telemetry_hourly_latency``, ``telemetry_hourly_histogram``;
-daily: ``telemetry_daily``, ``telemetry_daily_histogram``) in the same
-transaction. A database outage never fails a call: a failed batch is kept and
-retried with exponential backoff, and only after ``retry_attempts`` is it
-dropped and counted. A batch the database refuses for a value of one row (out
-of range, a constraint: ``db.failures.is_rejected_value``) is not retried: it is
-split in halves, again and again, so every other row is written and only that
-row is set aside, logged by its request id and counted as dropped. While the
-batch waits, new records queue up to ``max_queue``; beyond that they are dropped
-and counted too. Retention (deleting old rows) is :class:`gateway.telemetry.retention.Retention`'s.
+(waiting at most ``flush_interval`` for a batch to fill) and writes them with
+:class:`gateway.telemetry.batches.BatchWriter`: the rows, their ``usage_daily`` and
+rollup increments and the batch's key in one transaction, retried through an outage,
+a refused row set aside. While the batch waits, new records queue up to ``max_queue``;
+beyond that they are dropped and counted. The default writer runs the same batches in a
+process of its own (:mod:`gateway.telemetry.process_writer`), off the serving loop.
+Retention (deleting old rows) is :class:`gateway.telemetry.retention.Retention`'s.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
+import uuid
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
 
-from sqlalchemy import String
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gateway.db.engine import describe_error
-from gateway.db.failures import is_rejected_value
-from gateway.db.tables import telemetry
 from gateway.tasks import Supervisor
-from gateway.telemetry.records import TelemetryRecord, to_row
-from gateway.telemetry.rollup import hourly_increments, rollup_statements
-from gateway.telemetry.rollup_levels import level_increments, level_statements
-from gateway.telemetry.usage_daily import upsert_statement, usage_increments
+from gateway.telemetry.batches import MAX_PIECE, BatchWriter, Entry, RetryPolicy, pieces
+from gateway.telemetry.records import TelemetryRecord
+
+__all__ = ["MAX_PIECE", "TelemetryWriter", "WriterSettings", "pieces"]
 
 log = logging.getLogger(__name__)
-
-
-def _string_limits() -> dict[str, int]:
-    return {
-        column.name: column.type.length
-        for column in telemetry.columns
-        if isinstance(column.type, String) and column.type.length
-    }
-
-
-# The largest piece: a multi-row statement of 32 rows binds a row's parameters at the
-# cost of 256 (bench/overhead.py), and SQLite keeps every statement it prepared, per
-# pooled connection and per table and size: pieces of up to 256 rows held about 20 MB
-# more of them (bench/memory.py --models both: 169.7 MB after its load).
-MAX_PIECE = 32
-
-
-def pieces(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    """The rows in order, in pieces of ``MAX_PIECE`` and then of powers of two, largest
-    first (75 rows: 32, 32, 8, 2, 1). On SQLite each piece is one multi-row statement
-    (gateway.db.engine), and SQLite keeps each statement it has prepared: with a few
-    small sizes a few small statements, not one of about a megabyte for every batch size
-    seen (resident memory grew past 200 MB)."""
-    found: list[list[dict[str, Any]]] = []
-    start, left = 0, len(rows)
-    while left:
-        size = min(MAX_PIECE, 1 << (left.bit_length() - 1))
-        found.append(rows[start : start + size])
-        start, left = start + size, left - size
-    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +44,21 @@ class WriterSettings:
     retry_max_delay: float = 8.0
     stop_timeout: float = 10.0  # seconds stop() waits for the queue to drain
 
+    @property
+    def retry(self) -> RetryPolicy:
+        return RetryPolicy(self.retry_attempts, self.retry_delay, self.retry_max_delay)
+
+
+class BatchKeys:
+    """Keys no other batch of any process has: this writer's random prefix, a count."""
+
+    def __init__(self) -> None:
+        self._prefix = uuid.uuid4().hex
+        self._count = itertools.count(1)
+
+    def next(self) -> str:
+        return f"{self._prefix}:{next(self._count)}"
+
 
 class TelemetryWriter:
     def __init__(
@@ -92,19 +70,13 @@ class TelemetryWriter:
     ) -> None:
         settings = settings or WriterSettings()
         self._tasks = tasks or Supervisor()
-        self._engine = engine
+        self._batches = BatchWriter(engine, settings.retry)
+        self._keys = BatchKeys()
         self._max_queue = settings.max_queue
         self._batch_size = settings.batch_size
         self._flush_interval = settings.flush_interval
         self._enabled = settings.enabled
-        self._retry_attempts = settings.retry_attempts
-        self._retry_delay = settings.retry_delay
-        self._retry_max_delay = settings.retry_max_delay
         self._stop_timeout = settings.stop_timeout
-        self._limits = _string_limits()
-        self._upsert = upsert_statement(engine.dialect)
-        self._hourly_upsert, self._latency_upsert = rollup_statements(engine.dialect)
-        self._level_upserts = level_statements(engine.dialect)
         self._queue: deque[TelemetryRecord] = deque()
         self._wake = asyncio.Event()
         self._settled_changed = asyncio.Condition()
@@ -116,8 +88,11 @@ class TelemetryWriter:
         self._task: asyncio.Task[None] | None = None
         self.written = 0
         self.dropped = 0
-        self.failed_batches = 0
         self.rejected = 0  # rows set aside for a value the database refused (in dropped too)
+
+    @property
+    def failed_batches(self) -> int:
+        return self._batches.failed_batches
 
     @property
     def queue_depth(self) -> int:
@@ -199,81 +174,13 @@ class TelemetryWriter:
         return [self._queue.popleft() for _ in range(count)]
 
     async def _write(self, batch: list[TelemetryRecord]) -> None:
-        """Write the batch; a value the database refuses costs only its own row: the part
-        that failed is split in halves until the row is found and set aside."""
         if not batch:
             return
         self._in_flight = len(batch)
-        written = 0
-        parts = [batch]
-        while parts:
-            part = parts.pop()
-            failure = await self._insert_retrying(part)
-            if failure is None:
-                written += len(part)
-            elif not is_rejected_value(failure):
-                lost = len(part) + sum(map(len, parts))
-                log.error(
-                    "telemetry: dropped %d rows after %d attempts (%s)",
-                    lost,
-                    self._retry_attempts,
-                    describe_error(failure),
-                )
-                break
-            elif len(part) > 1:
-                half = len(part) // 2
-                parts += [part[half:], part[:half]]  # the first half is written first
-            else:
-                self._set_aside(part[0], failure)
-        await self._settle(written, written=True)
-        await self._settle(len(batch) - written, written=False)
-
-    async def _insert_retrying(self, part: list[TelemetryRecord]) -> Exception | None:
-        """None once written; the error of a refused value at once; else the last error
-        after ``retry_attempts`` (an outage, or a statement that fails every row)."""
-        delay = self._retry_delay
-        for attempt in range(1, self._retry_attempts + 1):
-            try:
-                await self._insert(part)
-            except Exception as exc:  # the boundary: no database failure reaches a call
-                self.failed_batches += 1
-                if is_rejected_value(exc) or attempt == self._retry_attempts:
-                    return exc
-                log.warning("telemetry: batch write failed, retrying (%s)", describe_error(exc))
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, self._retry_max_delay)
-            else:
-                return None
-        return None  # retry_attempts < 1: nothing tried, nothing to report
-
-    def _set_aside(self, record: TelemetryRecord, error: Exception) -> None:
-        """One row the database refuses: logged by its request id (never its content)."""
-        self.rejected += 1
-        log.error(
-            "telemetry: row of call %s set aside, the database refused a value (%s)",
-            record.request_id[:128],
-            describe_error(error),
-        )
-
-    async def _insert(self, batch: list[TelemetryRecord]) -> None:
-        rows = [to_row(record, self._limits) for record in batch]
-        increments = usage_increments(batch)
-        hourly, latency = hourly_increments(batch)
-        levels = level_increments(hourly, latency)
-        upserts = self._level_upserts
-        statements = (
-            (telemetry.insert(), rows),
-            (self._upsert, increments),
-            (self._hourly_upsert, hourly),
-            (upserts.daily, levels.daily),
-            (self._latency_upsert, latency),
-            (upserts.hourly_histogram, levels.hourly_histogram),
-            (upserts.daily_histogram, levels.daily_histogram),
-        )
-        async with self._engine.begin() as connection:
-            for statement, parameters in statements:  # in order: the upserts' keys sorted
-                for piece in pieces(parameters):
-                    await connection.execute(statement, piece)
+        outcome = await self._batches.write(self._keys.next(), [Entry(r) for r in batch])
+        self.rejected += outcome.rejected
+        await self._settle(outcome.written, written=True)
+        await self._settle(outcome.dropped, written=False)
 
     async def _settle(self, count: int, *, written: bool) -> None:
         self._in_flight = 0

@@ -135,10 +135,23 @@ def test_db_upgrade_creates_the_schema(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["db", "upgrade", "--config", str(config)]) == 0
     applied = capsys.readouterr().out.splitlines()
     # The revisions applied, in the order they ran (0004 follows 0006), then where it is.
-    order = ["0001", "0002", "0003", "0005", "0006", "0004", "0007", "0008", "0013", "0012", "0014"]
+    order = [
+        "0001",
+        "0002",
+        "0003",
+        "0005",
+        "0006",
+        "0004",
+        "0007",
+        "0008",
+        "0013",
+        "0012",
+        "0014",
+        "0015",
+    ]
     assert [line.split()[1].rstrip(":") for line in applied[:-1]] == order, applied
     assert all(line.startswith("applied ") for line in applied[:-1])
-    assert applied[-1] == "database schema is at 0014"
+    assert applied[-1] == "database schema is at 0015"
     assert "up to date" not in "\n".join(applied)
     assert main(["db", "upgrade", "--config", str(config)]) == 0  # twice is a no-op
     assert capsys.readouterr().out == "database schema is up to date\n"
