@@ -38,6 +38,7 @@ SECTIONS = {
     "budget_reservations": "## Budget and cache tables",
     "response_cache": "## Budget and cache tables",
     "console_revoked_sessions": "## `console_revoked_sessions`",
+    "telemetry_batches": "## `telemetry_batches`",
     "managed_keys": "## Keys, teams and the admin audit",
     "managed_teams": "## Keys, teams and the admin audit",
     "admin_audit": "## Keys, teams and the admin audit",
