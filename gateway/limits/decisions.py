@@ -77,10 +77,18 @@ def call_scopes(key: ApiKey | None, configuration: Configuration) -> tuple[Scope
         team = key.team_rate_limit
         if key.team is not None and team is not None and not team.is_empty:
             scopes.append(Scope("team", key.team, team))
-    limit = configuration.rate_limit
-    if limit is not None and not limit.is_empty:
-        scopes.append(Scope("configuration", configuration.id, limit))
+    scope = configuration_scope(configuration)
+    if scope is not None:
+        scopes.append(scope)
     return tuple(scopes)
+
+
+def configuration_scope(configuration: Configuration) -> Scope | None:
+    """The configuration's own limit: a call's at admission, a fallback's when reached."""
+    limit = configuration.rate_limit
+    if limit is None or limit.is_empty:
+        return None
+    return Scope("configuration", configuration.id, limit)
 
 
 def model_scope(model: Model) -> Scope | None:
@@ -212,24 +220,32 @@ def settle(log: ScopeLog, call_id: str, tokens: int | None) -> None:
 # -- how an outcome reads ---------------------------------------------------------------
 
 
+def wait_ms(measure: str, reading: Reading) -> int:
+    """Until a refused call would fit the measure that refused it (NEVER: it never does;
+    a slot: 1 s, when to look again)."""
+    if measure == REQUESTS:
+        return reading.requests_wait_ms
+    if measure == TOKENS:
+        return reading.tokens_wait_ms
+    return 1000
+
+
 def refusal(scope: Scope, measure: str, reading: Reading, need: int) -> RateLimitExceeded:
     """429 naming the limit (``key 'ci' 100 requests per minute``) and when to retry."""
     limit = scope.limit
+    wait = wait_ms(measure, reading)
     if measure == REQUESTS:
         text = f"{scope.name} {limit.requests_per_minute} requests per minute"
-        wait = reading.requests_wait_ms
     elif measure == TOKENS:
         text = (
             f"{scope.name} {limit.tokens_per_minute} tokens per minute ({reading.tokens} used "
             f"or held in the last minute; this call may need up to {need} tokens)"
         )
-        wait = reading.tokens_wait_ms
         if wait == NEVER:
             text += ", more than the limit itself: lower max_tokens or the prompt"
             wait = WINDOW_MS
     else:
         text = f"{scope.name} {limit.concurrent} concurrent calls"
-        wait = 1000
     seconds = max(1, math.ceil(wait / 1000))
     return RateLimitExceeded(
         f"Rate limit exceeded: {text}; retry in {seconds} s.", retry_after_seconds=seconds

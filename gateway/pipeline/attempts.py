@@ -38,9 +38,10 @@ Dispatch = Callable[[Adapter, UpstreamCall], Awaitable[T]]
 UpstreamObserver = Callable[[str, float, FailureKind | None], None]
 # Holds a fallback's own budget before it is tried; raises BudgetExceeded to skip it.
 FallbackAdmission = Callable[[Resolution], Awaitable[None]]
-# A step's model against its models[].rateLimit: the resolution to attempt (another
-# candidate, or none); the flag says it is the call's primary.
-ModelAdmission = Callable[[Resolution, bool], Awaitable[Resolution]]
+# A step against its rate limits (a fallback's own configurations[].rateLimit, the model's
+# models[].rateLimit): the resolution to attempt (another candidate, or none); the flag
+# says it is the call's primary.
+StepAdmission = Callable[[Resolution, bool], Awaitable[Resolution]]
 
 
 class Attempts:
@@ -62,7 +63,7 @@ class Attempts:
         primary: Resolution,
         dispatch: Dispatch[T],
         admit_fallback: FallbackAdmission | None = None,
-        admit_model: ModelAdmission | None = None,
+        admit_step: StepAdmission | None = None,
     ) -> tuple[T, Target]:
         """A fallback its budget refuses is not attempted; when nothing is attempted after
         it, that refusal is the answer."""
@@ -72,8 +73,8 @@ class Attempts:
         refused: BudgetExceeded | None = None
         for index, step in enumerate(plan):
             resolution = self._resolver.resolved(step, ctx.request)
-            if admit_model is not None and resolution.target is not None:
-                resolution = await admit_model(resolution, index == 0)
+            if admit_step is not None and resolution.target is not None:
+                resolution = await admit_step(resolution, index == 0)
             target = resolution.target
             cid = resolution.configuration.id
             if target is None:
@@ -270,10 +271,10 @@ def _final_error(
         (r, e) for r, e in failures if e is not None and e.kind != FailureKind.CIRCUIT_OPEN
     ]
     name = ctx.request.configuration
-    limited = ctx.model_refusal
+    limited = ctx.step_refusal
     quota = ErrorClass.RATE_LIMIT_EXCEEDED
     if not attempted and limited is not None and all(r.failure is quota for r, _ in failures):
-        return limited  # every step's models at their quota: 429, not 503
+        return limited  # every step at a rate limit (its models' or its own): 429, not 503
     if not attempted:
         ctx.record.error_class = _nothing_attempted_class(failures)
         return NoEligibleModel(

@@ -13,6 +13,7 @@ from gateway.domain.signals import Signal
 from gateway.hooks import Reservation
 from gateway.inbound import InboundRequest
 from gateway.limits import Ticket
+from gateway.limits.decisions import Reading, Scope
 from gateway.routing.decision import Decision
 from gateway.routing.detail import AttemptNote, CallTrail
 from gateway.telemetry.records import TelemetryRecord
@@ -97,11 +98,17 @@ class CallContext:
     # Holds on the budgets of fallbacks the call reached, settled with the primary's.
     fallback_holds: list[Reservation] = field(default_factory=list)
     span: CallSpan | None = None  # telemetry.otel: the call's server span
-    # Rate limits (gateway.pipeline.limits): the answer's x-ratelimit-* headers, what the
-    # call holds (a ticket, and the model it is for or None), the first model quota met.
-    limit_headers: dict[str, str] | None = None
-    limit_tickets: list[tuple[Ticket, str | None]] = field(default_factory=list)
-    model_refusal: RateLimitExceeded | None = None
+    # Rate limits (gateway.pipeline.limits): each scope the call is counted in, with its
+    # reading (the answer's x-ratelimit-* headers); what the call holds (a ticket, and the
+    # step's scope it is for: a model's or a fallback's, None for the call's own); of the
+    # steps' refusals (a model at its quota, a fallback at its own limit) the one that
+    # frees first, its wait and, for a fallback's, its scope and reading (the headers of
+    # the 429 when it is the answer).
+    limit_readings: list[tuple[Scope, Reading]] = field(default_factory=list)
+    limit_tickets: list[tuple[Ticket, Scope | None]] = field(default_factory=list)
+    step_refusal: RateLimitExceeded | None = None
+    step_refusal_wait_ms: int = 0
+    step_refusal_reading: tuple[Scope, Reading] | None = None
 
     def __post_init__(self) -> None:
         self.record = TelemetryRecord(

@@ -3,11 +3,20 @@
 - Admission, before the cache and the budgets: the key's, team's and configuration's
   limits in one check; the tokens held are the budget hold's estimate (the prompt plus
   the largest output the call may take, on the dearest model it may end on).
+- Each fallback the call reaches, against its own ``configurations[].rateLimit``, when it
+  is about to be attempted (the primary's was counted at admission): a fallback at its
+  limit is skipped like one with nothing eligible (``rate_limit_exceeded`` in the call's
+  trail), so the next fallback is tried; it holds the tokens of its own model.
 - Each model the call is about to be sent to, against its ``models[].rateLimit``: a model
   at its quota is not sent the call. In criteria mode the next candidate in rank order is
   tried and the model is refused with ``RATE_LIMITED`` in the call's decision (readout and
   row); a fixed configuration resolves to nothing, so its fallback is next.
-- The end of the call: held tokens become the call's real usage, slots are freed.
+- A call that attempted nothing because every step was refused so gets 429
+  ``rate_limit_exceeded`` naming, of the limits met, the one that frees first (the
+  first met on a tie), its ``Retry-After`` (``Attempts``); one that attempted something
+  gets that attempt's error.
+- The end of the call: held tokens become the call's real usage (a model's or a
+  fallback's: what it used if it served, else 0), slots are freed.
 
 Nothing here runs for a call no limit applies to: no clock read, no round trip.
 """
@@ -19,18 +28,22 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from gateway.budgets.figures import actual_amounts, worst_case
+from gateway.domain.errors import GatewayError
 from gateway.domain.failures import ErrorClass
 from gateway.domain.model import Configuration, Model
 from gateway.domain.settings import GatewayConfig
 from gateway.inbound import InboundRequest
 from gateway.limits import RateLimiter, Ticket
 from gateway.limits.decisions import (
+    NEVER,
     Scope,
     answer_headers,
     call_scopes,
+    configuration_scope,
     model_scope,
     needs_tokens,
     refusal,
+    wait_ms,
 )
 from gateway.pipeline.context import CallContext, Target, note_decision
 from gateway.pipeline.resolve import Resolution
@@ -40,6 +53,7 @@ from gateway.usage.estimate import prompt_tokens
 from gateway.usage.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
+_FOREVER = 1 << 62  # a refusal that never frees, compared with one that does
 
 
 class CallLimits:
@@ -65,7 +79,7 @@ class CallLimits:
         if needs_tokens(scopes):
             need = await self._need(ctx.request, models())
         verdict, ticket = await self._limiter.admit(scopes, need)
-        ctx.limit_headers = answer_headers(scopes, verdict.readings)
+        ctx.limit_readings = list(zip(scopes, verdict.readings, strict=True))
         if ticket is None:
             assert verdict.refused is not None and verdict.measure is not None
             refused = refusal(
@@ -75,6 +89,19 @@ class CallLimits:
             raise refused
         if ticket.settles:
             ctx.limit_tickets.append((ticket, None))
+
+    async def admit_step(
+        self, ctx: CallContext, resolution: Resolution, primary: bool
+    ) -> Resolution:
+        """A step about to be attempted: a fallback against its own configuration limit
+        (none left to attempt when it is at it), then its model against its quota."""
+        target = resolution.target
+        if primary or target is None:
+            return await self.admit_model(ctx, resolution, primary)
+        scope = configuration_scope(resolution.configuration)
+        if scope is not None and not await self._admit_scope(ctx, scope, target.model):
+            return Resolution(resolution.configuration, None, None, ErrorClass.RATE_LIMIT_EXCEEDED)
+        return await self.admit_model(ctx, resolution, primary)
 
     async def admit_model(
         self, ctx: CallContext, resolution: Resolution, primary: bool
@@ -118,21 +145,30 @@ class CallLimits:
 
     async def _admit_model(self, ctx: CallContext, model: Model) -> bool:
         scope = model_scope(model)
-        if scope is None:
-            return True
+        return scope is None or await self._admit_scope(ctx, scope, model)
+
+    async def _admit_scope(self, ctx: CallContext, scope: Scope, model: Model) -> bool:
+        """Count the call in one step's ``scope`` (a model's quota, a fallback's own limit),
+        holding its tokens on ``model``; False, the refusal kept, when it is at its limit."""
         need = await self._need(ctx.request, [model]) if needs_tokens([scope]) else 0
         verdict, ticket = await self._limiter.admit([scope], need)
+        reading = verdict.readings[0]
         if ticket is None:
-            assert verdict.refused is not None and verdict.measure is not None
-            refused = refusal(scope, verdict.measure, verdict.readings[0], need)
+            assert verdict.measure is not None
+            refused = refusal(scope, verdict.measure, reading, need)
             log.info(
-                "call %s: model %s not sent the call: %s", ctx.request_id, model.id, refused.message
+                "call %s: %s not sent the call: %s", ctx.request_id, scope.name, refused.message
             )
-            if ctx.model_refusal is None:
-                ctx.model_refusal = refused
+            wait = wait_ms(verdict.measure, reading)
+            wait = _FOREVER if wait == NEVER else wait
+            if ctx.step_refusal is None or wait < ctx.step_refusal_wait_ms:
+                ctx.step_refusal, ctx.step_refusal_wait_ms = refused, wait
+                ctx.step_refusal_reading = (scope, reading) if scope.kind != "model" else None
             return False
+        if scope.kind != "model":  # a model's quota is ours: never in the headers
+            ctx.limit_readings.append((scope, reading))
         if ticket.settles:
-            ctx.limit_tickets.append((ticket, model.id))
+            ctx.limit_tickets.append((ticket, scope))
         return True
 
     async def _need(self, request: InboundRequest, models: Sequence[Model]) -> int:
@@ -148,26 +184,41 @@ class CallLimits:
         """Settle at once, without yielding to the loop, what this process counted itself
         (no round trip to wait for); what Redis counted is left to ``settle``."""
         release = self._limiter.release
-        kept: list[tuple[Ticket, str | None]] = []
-        for ticket, model_id in ctx.limit_tickets:
+        kept: list[tuple[Ticket, Scope | None]] = []
+        for ticket, step in ctx.limit_tickets:
             if ticket.local:
-                release(ticket, _used(ctx.record, model_id))
+                release(ticket, _used(ctx.record, step))
             else:
-                kept.append((ticket, model_id))
+                kept.append((ticket, step))
         ctx.limit_tickets = kept
 
     async def settle(self, ctx: CallContext) -> None:
         tickets, ctx.limit_tickets = ctx.limit_tickets, []
         record = ctx.record
-        for ticket, model_id in tickets:
+        for ticket, step in tickets:
             try:
-                await self._limiter.settle(ticket, _used(record, model_id))
+                await self._limiter.settle(ticket, _used(record, step))
             except Exception as error:  # never lose the row's settle of budgets for it
                 log.error("rate limit settlement failed: %s", type(error).__name__)
 
 
-def _used(record: TelemetryRecord, model_id: str | None) -> int:
-    """What the call used of its scope's tokens: all of it, or a model's only if it served."""
-    if model_id is not None and record.served_model != model_id:
-        return 0
+def limit_headers(ctx: CallContext, refused: GatewayError | None) -> dict[str, str]:
+    """The answer's x-ratelimit-* headers: of the scopes the call was counted in and, when
+    the answer is a fallback's own limit refusing it, of that limit."""
+    pairs = ctx.limit_readings
+    kept = ctx.step_refusal_reading
+    if kept is not None and refused is not None and refused is ctx.step_refusal:
+        pairs = [*pairs, kept]
+    if not pairs:
+        return {}
+    return answer_headers([scope for scope, _ in pairs], [reading for _, reading in pairs])
+
+
+def _used(record: TelemetryRecord, step: Scope | None) -> int:
+    """What the call used of a scope's tokens: all of it for the call's own scopes; for a
+    step's (a model's, a fallback's), all of it if that step served, else nothing."""
+    if step is not None:
+        served = record.served_model if step.kind == "model" else record.served_configuration
+        if served != step.id:
+            return 0
     return actual_amounts(record).tokens

@@ -42,9 +42,9 @@ from gateway.pipeline.accounting import (
     estimate_whole,
     log_invalid_usage,
 )
-from gateway.pipeline.attempts import Attempts, FallbackAdmission, ModelAdmission
+from gateway.pipeline.attempts import Attempts, FallbackAdmission, StepAdmission
 from gateway.pipeline.context import CallContext, Target, note_decision, note_fixed, trail_of
-from gateway.pipeline.limits import CallLimits
+from gateway.pipeline.limits import CallLimits, limit_headers
 from gateway.pipeline.measures import finish_measures, upstream_model
 from gateway.pipeline.resolve import Resolution, Resolver
 from gateway.pipeline.stream import StreamRelay
@@ -169,6 +169,7 @@ class Pipeline:
         except GatewayError as error:
             return self._unknown(ctx, error)
         held = _Held()
+        refused: GatewayError | None = None
         try:
             self._permit(configuration, ctx.key)
             limits = self._limits
@@ -180,6 +181,7 @@ class Pipeline:
         except UpstreamRejected as rejected:
             answer = self._rejected(ctx, rejected)
         except GatewayError as error:
+            refused = error
             answer = self._error(ctx, error)
         except Exception as exc:  # a bug of ours: still an envelope, a row and a settled hold
             answer = self._unexpected(ctx, exc)
@@ -194,7 +196,7 @@ class Pipeline:
             answer = served
         await self.end(ctx, held.reservation)
         _trace_header(ctx, answer.headers)
-        _limit_headers(ctx, answer.headers)
+        _limit_headers(ctx, answer.headers, refused)
         return answer
 
     async def refuse(self, ctx: CallContext, refused: GatewayError) -> Answer:
@@ -222,7 +224,7 @@ class Pipeline:
         primary = self._primary(ctx, configuration)
         held.reservation = await self._reserve(configuration, ctx, primary)
         reply, target = await self._attempts.run(
-            ctx, primary, _complete, self._fallback_admission(ctx), self._model_admission(ctx)
+            ctx, primary, _complete, self._fallback_admission(ctx), self._step_admission(ctx)
         )
         answer, plain = await self._answer_whole(ctx, reply, target, keep_plain=cacheable)
         if plain is not None:
@@ -240,7 +242,7 @@ class Pipeline:
             primary,
             self._open_stream,
             self._fallback_admission(ctx),
-            self._model_admission(ctx),
+            self._step_admission(ctx),
         )
 
         async def on_end(ended: CallContext) -> None:
@@ -275,13 +277,13 @@ class Pipeline:
 
         return models
 
-    def _model_admission(self, ctx: CallContext) -> ModelAdmission | None:
+    def _step_admission(self, ctx: CallContext) -> StepAdmission | None:
         limits = self._limits
         if limits is None:
             return None
 
         async def admit(resolution: Resolution, primary: bool) -> Resolution:
-            return await limits.admit_model(ctx, resolution, primary)
+            return await limits.admit_step(ctx, resolution, primary)
 
         return admit
 
@@ -498,10 +500,13 @@ def _trace_header(ctx: CallContext, headers: dict[str, str]) -> None:
         headers[TRACE_HEADER] = ctx.span.trace_id
 
 
-def _limit_headers(ctx: CallContext, headers: dict[str, str]) -> None:
-    """OpenAI's x-ratelimit-* headers, on every answer to a call a rate limit applies to."""
-    if ctx.limit_headers:
-        headers.update(ctx.limit_headers)
+def _limit_headers(
+    ctx: CallContext, headers: dict[str, str], refused: GatewayError | None = None
+) -> None:
+    """OpenAI's x-ratelimit-* headers, on every answer to a call a rate limit applies to
+    (``refused``: the error the answer is, if any)."""
+    if ctx.limit_readings or ctx.step_refusal_reading is not None:
+        headers.update(limit_headers(ctx, refused))
 
 
 IGNORED_HEADER = "x-gateway-ignored-params"

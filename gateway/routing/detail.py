@@ -28,7 +28,7 @@ class AttemptNote:
     model: str | None
     # "served"; an upstream failure kind ("timeout", "http_5xx"…); "budget_refused" (a
     # fallback its own budget skipped); or why nothing was attempted ("no_eligible_model",
-    # "circuit_open").
+    # "circuit_open", "rate_limit_exceeded": its own rateLimit or its model's quota).
     outcome: str
     status: int | None = None  # the upstream's HTTP status, when it answered one
     retries: int = 0  # retries of this step before its outcome
