@@ -36,7 +36,7 @@ from gateway.pipeline.accounting import (
 )
 from gateway.pipeline.context import CallContext, Target
 from gateway.pipeline.measures import upstream_model
-from gateway.pipeline.stream_open import OpenedStream, close_stream
+from gateway.pipeline.stream_open import Held, OpenedStream, close_stream
 from gateway.pricing import cost
 from gateway.streaming.messages_stream import MessagesStreamTracker, with_message_cost
 from gateway.streaming.openai_stream import Observation, with_cost
@@ -57,6 +57,7 @@ from gateway.usage.tokens import TokenCounter
 log = logging.getLogger(__name__)
 
 Emit = Callable[[bytes], Awaitable[None]]
+Keep = Callable[[dict[str, Any]], None]
 _ENCODER = msgspec.json.Encoder()
 INVALID = ErrorClass.INVALID_UPSTREAM_RESPONSE
 # The code of the error event that ends a broken stream, by the row's error_class.
@@ -153,41 +154,59 @@ class StreamRelay:
 
     async def _relay(self, emit: Emit) -> None:
         """The blocks of one upstream read go out in one write: they are complete at the
-        same moment, and a write per event cost more than the rest of its relay."""
+        same moment, and a write per event cost more than the rest of its relay. A read's
+        blocks are looked at in ``_read`` (not a coroutine), so nothing of the last one (its
+        bytes, its decoded chunk) stays referenced while the next read is awaited: an open
+        stream holds its state, not its last event."""
         out: list[bytes] = []
         held, self._held = self._held, []
         tally = self._tracker.tally
         span = self.ctx.span
         keep = span.note_stream_event if span is not None and span.captures_content else None
         try:
-            for raw, seen in held:
-                if seen is not None and tally.full:
-                    await self._count_off_loop(tally.take_backlog())
-                if keep is not None and seen is not None and seen.chunk is not None:
-                    keep(seen.chunk)  # captureContent: the answer goes on the span
-                if not self._forward(out, raw, seen):
-                    return
+            going = self._replay(held, out, keep)
+            held.clear()  # the first blocks, read before the answer started
             await _flush(emit, out)
-            decoder = self._decoder
-            tracker = self._tracker
-            forward = self._forward
+            if not going:
+                return
+            if tally.full:  # counted as it goes, so that none of it is kept
+                await self._count_off_loop(tally.take_backlog())
+            read = self._read
             async for chunk in self._chunks:
-                for raw in decoder.feed_raw(chunk):
-                    event = raw.event
-                    if event is None:
-                        seen = None
-                    else:
-                        seen = tracker.observe(event.data, event.event)
-                        if tally.full:  # counted as it goes, so that none of it is kept
-                            await self._count_off_loop(tally.take_backlog())
-                        if keep is not None and seen.chunk is not None:
-                            keep(seen.chunk)  # captureContent: the answer goes on the span
-                    if not forward(out, raw, seen):
-                        return
+                going = read(chunk, out, keep)
                 await _flush(emit, out)
+                if not going:
+                    return
+                if tally.full:
+                    await self._count_off_loop(tally.take_backlog())
         finally:
             if out:  # what was ready when the stream ended, broke or stopped
                 await _flush(emit, out)
+
+    def _replay(self, held: Held, out: list[bytes], keep: Keep | None) -> bool:
+        """Queue the blocks read before the answer started; False when one ends the stream."""
+        for raw, seen in held:
+            if keep is not None and seen is not None and seen.chunk is not None:
+                keep(seen.chunk)  # captureContent: the answer goes on the span
+            if not self._forward(out, raw, seen):
+                return False
+        return True
+
+    def _read(self, chunk: bytes, out: list[bytes], keep: Keep | None) -> bool:
+        """Queue one read's blocks on ``out``; False when one ends the stream."""
+        tracker = self._tracker
+        forward = self._forward
+        for raw in self._decoder.feed_raw(chunk):
+            event = raw.event
+            if event is None:
+                seen = None
+            else:
+                seen = tracker.observe(event.data, event.event)
+                if keep is not None and seen.chunk is not None:
+                    keep(seen.chunk)  # captureContent: the answer goes on the span
+            if not forward(out, raw, seen):
+                return False
+        return True
 
     def _forward(self, out: list[bytes], raw: RawEvent, seen: Observation | None) -> bool:
         """Queue one block's bytes on ``out``; False when it ends the stream. (Not a

@@ -206,6 +206,7 @@ async def relay_rest(
     rest and the response are closed however it ends."""
     try:
         yield first
+        del first  # not kept for the stream's life
         async for chunk in rest:
             yield chunk
     except TRANSPORT_ERRORS as exc:
