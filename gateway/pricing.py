@@ -6,7 +6,7 @@ streams) call ``cost`` so a call is priced the same way whichever path served it
 
 from __future__ import annotations
 
-from decimal import Decimal, localcontext
+from decimal import Context, Decimal
 
 import msgspec
 
@@ -15,6 +15,8 @@ from gateway.domain.usage import Usage
 
 # Enough digits that token counts times prices never round.
 _PRECISION = 60
+# Never changed once made (its flags are never read): shared by every call and thread.
+_EXACT = Context(prec=_PRECISION)
 
 
 def cost(usage: Usage, price: Price | None) -> Decimal | None:
@@ -33,14 +35,18 @@ def cost(usage: Usage, price: Price | None) -> Decimal | None:
     cache_read = usage.cache_read_tokens if price.cache_read is not None else 0
     cache_write = usage.cache_write_tokens if price.cache_write is not None else 0
     plain_input = max(usage.input_tokens - cache_read - cache_write, 0)
-    with localcontext(prec=_PRECISION):
-        total = plain_input * price.input + usage.output_tokens * price.output
-        if cache_read and price.cache_read is not None:
-            total += cache_read * price.cache_read
-        if cache_write and price.cache_write is not None:
-            total += cache_write * price.cache_write
-        # scaleb moves the exponent only: dividing by 1e6 without rounding.
-        return total.scaleb(-6)
+    # The operations of one shared context rather than a ``localcontext`` swapped in per
+    # call (a third of this function's time): the same precision, the same results.
+    exact = _EXACT
+    total = exact.add(
+        exact.multiply(plain_input, price.input), exact.multiply(usage.output_tokens, price.output)
+    )
+    if cache_read and price.cache_read is not None:
+        total = exact.add(total, exact.multiply(cache_read, price.cache_read))
+    if cache_write and price.cache_write is not None:
+        total = exact.add(total, exact.multiply(cache_write, price.cache_write))
+    # scaleb moves the exponent only: dividing by 1e6 without rounding.
+    return total.scaleb(-6, exact)
 
 
 def format_usd(value: Decimal) -> str:

@@ -147,13 +147,14 @@ async def _proxy(endpoint: Endpoint, scope: Scope, receive: Receive, send: Send)
         await _refuse(scope, send, error_answer(refusal), request_id, endpoint, started)
         return
     # One configuration for the whole call: a reload meanwhile serves the next one.
-    serving = _runtime(scope).serving
+    runtime = _runtime(scope)
+    serving = runtime.serving
     try:
         key = None
         messages = endpoint is Endpoint.MESSAGES
         if not serving.keys.open:
             authorization = authorization_of(scope, api_key_header=messages)
-            key = _runtime(scope).directory.identify(authorization)
+            key = runtime.directory.identify(authorization)
             if key is None:
                 raise AuthenticationFailed("Missing or invalid API key.")
         raw = await read_body(scope, receive, serving.config.server.max_body_bytes)

@@ -18,7 +18,7 @@ from gateway.inbound import InboundRequest
 from gateway.pricing import cost
 from gateway.telemetry.records import TelemetryRecord
 from gateway.usage.estimate import prompt_tokens, text_tokens
-from gateway.usage.sanity import input_bound, plausible
+from gateway.usage.sanity import UPSTREAM_ALLOWANCE, input_bound, plausible
 from gateway.usage.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
@@ -71,7 +71,12 @@ def believable(usage: Usage, request: InboundRequest) -> bool:
         if request.endpoint is Endpoint.COMPLETIONS:
             choices = max(choices, request.count_of("best_of"))
         output *= max(choices, 1)
-    return plausible(usage, input_bound(request.body, request.body_bytes), output)
+    bound: int | None = request.body_bytes
+    if usage.input_tokens > bound + UPSTREAM_ALLOWANCE:
+        # Only a figure past the body's size asks whether the body names content the
+        # upstream expands: the walk over every message's parts is spared otherwise.
+        bound = input_bound(request.body, request.body_bytes)
+    return plausible(usage, bound, output)
 
 
 def account_estimated(

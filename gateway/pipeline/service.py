@@ -49,7 +49,7 @@ from gateway.pipeline.measures import finish_measures, upstream_model
 from gateway.pipeline.resolve import Resolution, Resolver
 from gateway.pipeline.stream import StreamRelay
 from gateway.pipeline.stream_open import OpenedStream, counting_tracker, open_checked
-from gateway.pricing import format_usd, usd_json_number
+from gateway.pricing import format_usd
 from gateway.telemetry.access import log_call, log_refused
 from gateway.telemetry.records import TelemetryRecord
 from gateway.tracing import TRACE_HEADER, CallTracer, NoTracing
@@ -437,8 +437,9 @@ class Pipeline:
             plain = redact_key_bytes(_ENCODER.encode(body), key)
             return Answer(200, plain, headers), plain if keep_plain else None
         kept = redact_key_bytes(_ENCODER.encode(body), key) if keep_plain else None
-        usage["cost"] = usd_json_number(amount)
-        headers["x-gateway-cost-usd"] = format_usd(amount)
+        shown = format_usd(amount)
+        usage["cost"] = msgspec.Raw(shown.encode("ascii"))  # usd_json_number, formatted once
+        headers["x-gateway-cost-usd"] = shown
         return Answer(200, redact_key_bytes(_ENCODER.encode(body), key), headers), kept
 
     def _answer_cached(

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
+from gateway.domain.model import Endpoint
 from gateway.domain.usage import Usage
+from gateway.inbound import InboundRequest, parse_inbound
+from gateway.pipeline.accounting import believable
 from gateway.usage.sanity import (
     MAX_REPORTED_TOKENS,
     UPSTREAM_ALLOWANCE,
@@ -35,3 +40,20 @@ def test_a_body_naming_content_the_upstream_expands_has_no_input_bound() -> None
     assert input_bound({"input": [{"role": "user", "content": [file]}]}, 80) is None
     assert input_bound({"input": "hi", "tools": [{"type": "web_search"}]}, 80) is None
     assert input_bound({"input": "hi", "tools": [{"type": "function", "name": "f"}]}, 80) == 80
+
+
+def _chat(content: object) -> InboundRequest:
+    raw = json.dumps({"model": "c", "messages": [{"role": "user", "content": content}]})
+    return parse_inbound(Endpoint.CHAT, raw.encode())
+
+
+def test_a_call_is_believed_as_its_body_bounds_it_whether_or_not_the_walk_is_spared() -> None:
+    """believable() looks for expanded content only past the body's size: a figure
+    within it is believed either way, one past it only when the body names an image."""
+    image = [{"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}]
+    plain, with_image = _chat("hi"), _chat(image)
+    within = plain.body_bytes + UPSTREAM_ALLOWANCE
+    assert believable(Usage(within, 1), plain) and believable(Usage(within, 1), with_image)
+    assert not believable(Usage(within + 1, 1), plain)
+    assert believable(Usage(with_image.body_bytes + UPSTREAM_ALLOWANCE + 1, 1), with_image)
+    assert not believable(Usage(MAX_REPORTED_TOKENS + 1, 1), with_image)
