@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 from litestar import Litestar
 from litestar.exceptions import HTTPException
-from litestar.types import ASGIApp, Receive, Scope, Send
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway import allocator
 from gateway.api.admin import AdminController
@@ -24,7 +24,7 @@ from gateway.api.governance import GovernanceController
 from gateway.api.keyless import keyless_guard
 from gateway.api.messages_errors import anthropic_errors
 from gateway.api.models import list_models
-from gateway.api.proxy import PROXY_HANDLERS, RAW_HANDLERS
+from gateway.api.proxy import PROXY_HANDLERS, RAW_HANDLERS, request_id_of
 from gateway.api.reload import ConfigWatcher
 from gateway.api.system import healthz, metrics, readyz, root, root_probe
 from gateway.auth import is_keyless
@@ -70,14 +70,44 @@ class GatewayApp(Litestar):
                 scope.setdefault("state", {})
                 await _answering_failures(handler, scope, receive, send)
                 return
-            if scope["path"] in ANTHROPIC_LISTS and _asks_anthropic(scope):
-                # The anthropic SDK's client.models.list(): its errors in Anthropic's envelope.
-                await anthropic_errors(super().__call__)(scope, receive, send)
+            if scope["path"] in MODEL_LISTS:
+                await self._list_models(scope, receive, send)
                 return
         await super().__call__(scope, receive, send)
 
+    async def _list_models(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """``/v1/models``: every answer (errors included) carries ``x-request-id`` as the
+        proxied paths' do; with ``anthropic-version`` (the anthropic SDK's
+        client.models.list()) its errors are in Anthropic's envelope, naming that id."""
+        request_id = request_id_of(scope).encode()
+        router = super().__call__
 
-ANTHROPIC_LISTS = frozenset({"/v1/models", "/v1/models/"})
+        async def listing(scope: Scope, receive: Receive, send: Send) -> None:
+            await router(scope, receive, _with_request_id(send, request_id))
+
+        if _asks_anthropic(scope):
+            app = anthropic_errors(listing)
+            await app(scope, receive, _with_request_id(send, request_id))
+            return
+        await listing(scope, receive, send)
+
+
+MODEL_LISTS = frozenset({"/v1/models", "/v1/models/"})
+
+
+def _with_request_id(send: Send, request_id: bytes) -> Send:
+    """``send``, adding ``x-request-id`` to an answer's headers that has none."""
+
+    async def sending(message: Message) -> None:
+        event: dict[str, Any] = message  # type: ignore[assignment]
+        if event["type"] == "http.response.start":
+            headers = list(event.get("headers", ()))
+            if not any(name.lower() == b"x-request-id" for name, _ in headers):
+                headers.append((b"x-request-id", request_id))
+                event["headers"] = headers
+        await send(message)
+
+    return sending
 
 
 def _asks_anthropic(scope: Scope) -> bool:

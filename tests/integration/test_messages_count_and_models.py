@@ -101,3 +101,18 @@ def test_models_list_errors_are_anthropic_errors_with_anthropic_version(
     plain = httpx.get(f"{gateway.url}/v1/models", headers={"authorization": "Bearer sk-nope"})
     assert plain.status_code == 401 and "type" not in plain.json()
     assert plain.json()["error"]["message"] == "Missing or invalid API key."
+
+
+def test_models_list_in_anthropics_shape_carries_the_request_id_its_errors_name(
+    gateway: RunningGateway,
+) -> None:
+    headers = {"anthropic-version": "2023-06-01", "x-request-id": "models-7"}
+    listed = httpx.get(f"{gateway.url}/v1/models", headers={**headers, "x-api-key": TEST_KEY})
+    assert listed.status_code == 200 and listed.headers["x-request-id"] == "models-7"
+    refused = httpx.get(f"{gateway.url}/v1/models", headers={**headers, "x-api-key": "sk-nope"})
+    assert refused.status_code == 401 and refused.headers["x-request-id"] == "models-7"
+    assert refused.json()["request_id"] == "models-7"  # Anthropic's envelope names it
+    with pytest.raises(anthropic.AuthenticationError) as caught:
+        client(gateway, key="sk-nope").models.list()
+    made = caught.value.response.headers["x-request-id"]
+    assert len(made) == 32 and caught.value.body["request_id"] == made  # type: ignore[index]

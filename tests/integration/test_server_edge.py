@@ -317,6 +317,40 @@ def test_every_answer_forbids_content_sniffing(gateway: RunningGateway) -> None:
     assert all(a.headers["x-content-type-options"] == "nosniff" for a in answers)
 
 
+def test_every_models_list_answer_carries_a_request_id_errors_included(
+    gateway: RunningGateway,
+) -> None:
+    """As on the proxied paths: the caller's well-formed x-request-id echoed, else a fresh
+    one (32 hex digits), on the list, its trailing-slash twin, and its 401 and 405."""
+    key = {"authorization": f"Bearer {TEST_KEY}"}
+    url = f"{gateway.url}/v1/models"
+    mine = {"x-request-id": "list-42"}
+    echoed = [
+        httpx.get(url, headers={**key, **mine}),
+        httpx.get(f"{url}/", headers={**key, **mine}),
+        httpx.get(url, headers={"authorization": "Bearer sk-nope", **mine}),
+        httpx.post(url, headers={**key, **mine}),
+    ]
+    assert [a.status_code for a in echoed] == [200, 200, 401, 405]
+    assert [a.headers.get("x-request-id") for a in echoed] == ["list-42"] * 4
+    made = [
+        httpx.get(url, headers=key),
+        httpx.get(url, headers={**key, "x-request-id": "x" * 129}),  # too long: replaced
+        httpx.get(url, headers={"authorization": "Bearer sk-nope"}),
+    ]
+    ids = [a.headers.get("x-request-id") or "" for a in made]
+    assert all(len(i) == 32 and int(i, 16) >= 0 for i in ids), ids
+    assert len(set(ids)) == 3
+    # The OpenAI SDK reads it off its errors as off any other answer.
+    sdk = openai.OpenAI(base_url=f"{gateway.url}/v1", api_key="sk-nope", max_retries=0)
+    with pytest.raises(openai.AuthenticationError) as refused:
+        sdk.models.list(extra_headers=mine)
+    assert refused.value.request_id == "list-42"
+    listed = openai.OpenAI(base_url=f"{gateway.url}/v1", api_key=TEST_KEY)
+    raw = listed.models.with_raw_response.list(extra_headers=mine)
+    assert raw.headers["x-request-id"] == "list-42" and raw.parse().data
+
+
 @pytest.mark.parametrize("gateway", ["headerTimeoutSeconds: 1"], indirect=True)
 @pytest.mark.parametrize("late", [b"GET /healthz HTTP/1.1\r\n", b"\r\n"])
 def test_a_late_pipelined_head_does_not_cut_the_answer_in_flight(
