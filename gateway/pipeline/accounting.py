@@ -72,7 +72,7 @@ def believable(usage: Usage, request: InboundRequest) -> bool:
             choices = max(choices, request.count_of("best_of"))
         output *= max(choices, 1)
     bound: int | None = request.body_bytes
-    if usage.input_tokens > bound + UPSTREAM_ALLOWANCE:
+    if usage.input_tokens > request.body_bytes + UPSTREAM_ALLOWANCE:
         # Only a figure past the body's size asks whether the body names content the
         # upstream expands: the walk over every message's parts is spared otherwise.
         bound = input_bound(request.body, request.body_bytes)
