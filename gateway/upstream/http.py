@@ -15,6 +15,7 @@ about 10 MB of a serving process that never uses them (docs/performance.md).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import os
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 import aiohttp
 import yarl
+from aiohttp.client_proto import ResponseHandler
 
 if TYPE_CHECKING:
     import httpx
@@ -64,21 +66,98 @@ class UpstreamResponse(Protocol):
 
 
 class _AiohttpResponse:
-    __slots__ = ("_response", "headers", "status_code")
+    __slots__ = ("_deadline", "_response", "headers", "status_code")
 
     def __init__(self, response: aiohttp.ClientResponse) -> None:
         self._response = response
         self.status_code = response.status
         self.headers: Mapping[str, str] = response.headers
+        self._deadline: _ReadDeadline | None = None
 
     def chunks(self) -> AsyncIterator[bytes]:
         # What has arrived, at most CHUNK_BYTES at a time: a stream decoder then sees the
         # events before a later oversize one in separate pieces. aiohttp's own iterator,
         # not a generator around it: a paced stream takes a step per event.
-        return self._response.content.iter_chunked(CHUNK_BYTES)
+        response = self._response
+        connection = response.connection
+        protocol = None if connection is None else connection.protocol
+        if self._deadline is None and isinstance(protocol, ResponseHandler):
+            timeout = protocol.read_timeout
+            if timeout:  # the body's waits for bytes are bounded by a lazy deadline
+                self._deadline = _ReadDeadline(protocol, response.content, timeout)
+        return response.content.iter_chunked(CHUNK_BYTES)
 
     async def aclose(self) -> None:
+        deadline = self._deadline
+        if deadline is not None:
+            self._deadline = None
+            deadline.stop()
         self._response.release()
+
+
+class _ReadDeadline:
+    """``sock_read`` for a body, at one timer per stream instead of one per read.
+
+    aiohttp bounds each wait for bytes by cancelling its timer and arming a new one on
+    every read from the socket: for a paced stream, a timer made and cancelled per event
+    (about 2 µs each, docs/performance.md). Once the answer's head is in, the body's bound
+    is kept here instead: the connection's own timer is switched off (``read_timeout``
+    None; it is set again for the next request on the connection) and this one looks at
+    the bytes received (``total_bytes``) every ``timeout / CHECKS`` seconds. The body
+    fails as aiohttp fails it (``SocketTimeoutError`` on the connection and the body) once
+    no byte came for ``timeout`` seconds while the connection was reading: never sooner,
+    at most a ``CHECKS``-th later. While reading is paused (the gateway has not taken
+    what arrived: its client is slow) the silence is not the upstream's, as with aiohttp.
+    """
+
+    __slots__ = ("_content", "_handle", "_loop", "_protocol", "_seen", "_since", "_timeout")
+    CHECKS = 4
+
+    def __init__(
+        self, protocol: ResponseHandler, content: aiohttp.StreamReader, timeout: float
+    ) -> None:
+        self._protocol = protocol
+        self._content = content
+        self._timeout = timeout
+        self._loop = loop = asyncio.get_running_loop()
+        self._seen = content.total_bytes
+        self._since = loop.time()  # when the bytes received last changed (as seen here)
+        # The connection's timer, armed at its last read, goes on until its next read.
+        protocol.read_timeout = None
+        self._handle: asyncio.TimerHandle | None = loop.call_at(
+            self._since + timeout / self.CHECKS, self._check
+        )
+
+    def stop(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _check(self) -> None:
+        self._handle = None
+        content = self._content
+        protocol = self._protocol
+        if content.is_eof() or content.exception() is not None or protocol.transport is None:
+            return  # the body is complete or has failed: nothing more to bound
+        now = self._loop.time()
+        total = content.total_bytes
+        if total != self._seen or _reading_paused(protocol):
+            self._seen = total
+            self._since = now
+        elif now - self._since >= self._timeout:
+            error = aiohttp.SocketTimeoutError("Timeout on reading data from socket")
+            protocol.set_exception(error)
+            content.set_exception(error)
+            return
+        step = self._timeout / self.CHECKS
+        self._handle = self._loop.call_at(min(now + step, self._since + self._timeout), self._check)
+
+
+def _reading_paused(protocol: ResponseHandler) -> bool:
+    """aiohttp stops reading while what it holds is not taken (and then stops its timer)."""
+    return bool(getattr(protocol, "_reading_paused", False)) or bool(
+        getattr(protocol, "_buffer_paused", False)
+    )
 
 
 class _HttpxResponse:
