@@ -13,60 +13,43 @@ See docs/messages.md.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator
+from typing import Any
 
-import msgspec
-
-from gateway.domain.errors import UpstreamError, envelope
-from gateway.domain.failures import FailureKind
 from gateway.domain.model import AdapterType, Capability, Endpoint
 from gateway.messages.answer import to_message
 from gateway.messages.errors import error_body, error_type_for
 from gateway.messages.request import Untranslatable, to_chat
 from gateway.messages.stream import Event, MessagesStreamWriter
 from gateway.streaming.openai_stream import DONE_SENTINEL
-from gateway.upstream.base import Adapter, UpstreamCall, UpstreamReply
+from gateway.upstream.base import UpstreamCall, UpstreamReply
 from gateway.upstream.bedrock.native import natively_claude as bedrock_claude
-from gateway.upstream.chat_events import chat_chunk, failed_at_once, translated_events
+from gateway.upstream.bridge import ChatBridge, untranslatable
+from gateway.upstream.chat_events import Step, Writer, chat_chunk, failed_at_once
 from gateway.upstream.error_body import redact_json
 from gateway.upstream.responses_bridge import takes_thinking_blocks
 from gateway.upstream.vertex.adapter import natively_claude
 
-_ENCODER = msgspec.json.Encoder()
 # The chat name an inner adapter gives what it left out, as the Messages request names it.
 _MESSAGES_NAMES = {"reasoning_effort": "thinking", "stop": "stop_sequences"}
 
 
-class MessagesBridge:
-    def __init__(self, inner: Adapter, max_event_bytes: int) -> None:
-        self._inner = inner
-        self._max_event_bytes = max_event_bytes
+class MessagesBridge(ChatBridge):
+    def translates(self, call: UpstreamCall) -> bool:
+        return translates(call)
 
-    async def complete(self, call: UpstreamCall) -> UpstreamReply:
-        if not translates(call):
-            return await self._inner.complete(call)
-        try:
-            reply = await self._inner.complete(chat_call(call))
-        finally:
-            _rename_ignored(call)
-        body = to_message(reply.body, reply.usage)
-        return UpstreamReply(body=body, usage=reply.usage, response_model=reply.response_model)
+    def chat_call(self, call: UpstreamCall) -> UpstreamCall:
+        return chat_call(call)
 
-    async def open_stream(self, call: UpstreamCall, ask_usage: bool) -> AsyncIterator[bytes]:
-        if not translates(call):
-            return await self._inner.open_stream(call, ask_usage)
-        try:
-            chunks = await self._inner.open_stream(chat_call(call), ask_usage=True)
-        finally:
-            _rename_ignored(call)
+    def rename_ignored(self, call: UpstreamCall) -> None:
+        _rename_ignored(call)
+
+    def answer(self, call: UpstreamCall, reply: UpstreamReply) -> dict[str, Any]:
+        return to_message(reply.body, reply.usage)
+
+    def stream(self, call: UpstreamCall) -> tuple[Writer, Step]:
         writer = MessagesStreamWriter(call.model.name)
         key = call.provider.api_key
-        return translated_events(
-            chunks,
-            writer,
-            self._max_event_bytes,
-            lambda name, data, out: _translate(writer, name, data, out, key),
-        )
+        return writer, lambda name, data, out: _translate(writer, name, data, out, key)
 
 
 def translates(call: UpstreamCall) -> bool:
@@ -92,13 +75,7 @@ def chat_call(call: UpstreamCall) -> UpstreamCall:
     try:
         translated = to_chat(call.body, reasoning=reasoning, thinking_blocks=takes)
     except Untranslatable as refused:
-        refusal = envelope(400, refused.message, "unsupported_parameter", refused.param)
-        raise UpstreamError(
-            FailureKind.UNTRANSLATABLE,
-            refused.message,
-            status=400,
-            body=_ENCODER.encode(refusal),
-        ) from refused
+        raise untranslatable(refused.message, refused.param) from refused
     for name in translated.ignored:
         call.ignore(name)
     headers = {k: v for k, v in call.headers.items() if not k.startswith("anthropic-")}

@@ -14,56 +14,38 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import AsyncIterator
+from typing import Any
 
-import msgspec
-
-from gateway.domain.errors import UpstreamError, envelope
-from gateway.domain.failures import FailureKind
 from gateway.domain.model import AdapterType, Endpoint
 from gateway.responses.answer import to_response
 from gateway.responses.request import Unsupported, summary_asked, to_chat
 from gateway.responses.stream import Event, ResponsesStreamWriter
 from gateway.streaming.openai_stream import DONE_SENTINEL
-from gateway.upstream.base import Adapter, UpstreamCall, UpstreamReply
-from gateway.upstream.chat_events import chat_chunk, failed_at_once, translated_events
+from gateway.upstream.base import UpstreamCall, UpstreamReply
+from gateway.upstream.bridge import ChatBridge, untranslatable
+from gateway.upstream.chat_events import Step, Writer, chat_chunk, failed_at_once
 from gateway.upstream.error_body import redact_json
 from gateway.upstream.vertex.urls import ANTHROPIC as ANTHROPIC_PUBLISHER
 from gateway.upstream.vertex.urls import publisher
 
-_ENCODER = msgspec.json.Encoder()
 
+class ResponsesBridge(ChatBridge):
+    def translates(self, call: UpstreamCall) -> bool:
+        return translates(call)
 
-class ResponsesBridge:
-    def __init__(self, inner: Adapter, max_event_bytes: int) -> None:
-        self._inner = inner
-        self._max_event_bytes = max_event_bytes
+    def chat_call(self, call: UpstreamCall) -> UpstreamCall:
+        return chat_call(call)
 
-    async def complete(self, call: UpstreamCall) -> UpstreamReply:
-        if not translates(call):
-            return await self._inner.complete(call)
-        try:
-            reply = await self._inner.complete(chat_call(call))
-        finally:
-            _rename_ignored(call)
-        body = to_response(reply.body, call.body, reply.usage, int(time.time()))
-        return UpstreamReply(body=body, usage=reply.usage, response_model=reply.response_model)
+    def rename_ignored(self, call: UpstreamCall) -> None:
+        _rename_ignored(call)
 
-    async def open_stream(self, call: UpstreamCall, ask_usage: bool) -> AsyncIterator[bytes]:
-        if not translates(call):
-            return await self._inner.open_stream(call, ask_usage)
-        try:
-            chunks = await self._inner.open_stream(chat_call(call), ask_usage=True)
-        finally:
-            _rename_ignored(call)
+    def answer(self, call: UpstreamCall, reply: UpstreamReply) -> dict[str, Any]:
+        return to_response(reply.body, call.body, reply.usage, int(time.time()))
+
+    def stream(self, call: UpstreamCall) -> tuple[Writer, Step]:
         writer = ResponsesStreamWriter(call.body, int(time.time()), "")
         key = call.provider.api_key
-        return translated_events(
-            chunks,
-            writer,
-            self._max_event_bytes,
-            lambda name, data, out: _translate(writer, name, data, out, key),
-        )
+        return writer, lambda name, data, out: _translate(writer, name, data, out, key)
 
 
 def translates(call: UpstreamCall) -> bool:
@@ -85,13 +67,7 @@ def chat_call(call: UpstreamCall) -> UpstreamCall:
     try:
         body = to_chat(call.body, call.provider.id, thinking=thinking, ignored=call.ignored)
     except Unsupported as refused:
-        refusal = envelope(400, refused.message, "unsupported_parameter", refused.param)
-        raise UpstreamError(
-            FailureKind.UNTRANSLATABLE,
-            refused.message,
-            status=400,
-            body=_ENCODER.encode(refusal),
-        ) from refused
+        raise untranslatable(refused.message, refused.param) from refused
     return dataclasses.replace(call, endpoint=Endpoint.CHAT, body=body)
 
 
