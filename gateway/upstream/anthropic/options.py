@@ -33,10 +33,19 @@ and an assistant's ``function_call`` or ``audio`` is refused.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from gateway.domain.errors import TranslationError
+from gateway.upstream.chat_fields import (
+    Default,
+    absent,
+    empty,
+    no_functions,
+    off,
+    refuse_unless_default,
+    text_only,
+    zero,
+)
 
 TRANSLATED = frozenset(
     {
@@ -74,39 +83,19 @@ DROPPED = frozenset(
 )
 
 
-def _absent(value: Any) -> bool:
-    return value is None
-
-
-def _off(value: Any) -> bool:
-    return value is None or value is False
-
-
-def _zero(value: Any) -> bool:
-    return value is None or (value == 0 and not isinstance(value, bool))
-
-
-def _empty(value: Any) -> bool:
-    return value is None or value == {}
-
-
-def _text_only(value: Any) -> bool:
-    return value is None or value == ["text"]
-
-
 # Field -> whether the value asks for nothing Claude lacks.
-REFUSED_UNLESS_DEFAULT: dict[str, Callable[[Any], bool]] = {
-    "logprobs": _off,
-    "top_logprobs": _zero,
-    "logit_bias": _empty,
-    "frequency_penalty": _zero,
-    "presence_penalty": _zero,
-    "audio": _absent,
-    "modalities": _text_only,
-    "web_search_options": _absent,
-    "moderation": _absent,
-    "functions": lambda value: value is None or value == [],
-    "function_call": _absent,
+REFUSED_UNLESS_DEFAULT: dict[str, Default] = {
+    "logprobs": off,
+    "top_logprobs": zero,
+    "logit_bias": empty,
+    "frequency_penalty": zero,
+    "presence_penalty": zero,
+    "audio": absent,
+    "modalities": text_only,
+    "web_search_options": absent,
+    "moderation": absent,
+    "functions": no_functions,
+    "function_call": absent,
 }
 
 _SERVICE_TIERS = {"auto": "auto", "default": "standard_only"}
@@ -114,13 +103,7 @@ _SERVICE_TIERS = {"auto": "auto", "default": "standard_only"}
 
 def refuse_unsupported(body: dict[str, Any]) -> None:
     """A 400 for the first field that asks for something Claude cannot do."""
-    for field, is_default in REFUSED_UNLESS_DEFAULT.items():
-        if not is_default(body.get(field)):
-            raise TranslationError(
-                f"'{field}' is not supported by this model (served by Anthropic); "
-                "leave it out or use a model of another provider",
-                field,
-            )
+    refuse_unless_default(body, REFUSED_UNLESS_DEFAULT, "Anthropic")
 
 
 def copy_options(body: dict[str, Any], out: dict[str, Any]) -> None:

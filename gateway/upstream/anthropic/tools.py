@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.domain.errors import TranslationError
+from gateway.upstream.chat_fields import function_tools
 
 JSON_OBJECT_TOOL = "json_object"
 _OPEN_OBJECT: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": True}
@@ -124,17 +125,8 @@ def _input_schema(schema: Any) -> dict[str, Any]:
 
 
 def _tools(tools: Any) -> list[dict[str, Any]]:
-    if tools is None:
-        return []
-    if not isinstance(tools, list):
-        raise TranslationError("tools must be an array", "tools")
     out: list[dict[str, Any]] = []
-    for i, tool in enumerate(tools):
-        function = tool.get("function") if isinstance(tool, dict) else None
-        if not isinstance(tool, dict) or tool.get("type") != "function":
-            raise TranslationError("only function tools are supported", f"tools[{i}].type")
-        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-            raise TranslationError("a function tool needs a name", f"tools[{i}].function")
+    for _, function in function_tools(tools):
         schema = function.get("parameters") or {"type": "object", "properties": {}}
         entry: dict[str, Any] = {"name": function["name"], "input_schema": schema}
         if isinstance(function.get("description"), str):

@@ -22,6 +22,7 @@ from gateway.upstream.anthropic.thinking import (
     without_thinking,
 )
 from gateway.upstream.anthropic.tools import plan_tools
+from gateway.upstream.chat_fields import max_tokens, part_text, text_parts
 
 _SUPPORTED_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 _DATA_URL = re.compile(r"^data:(?P<media>[^;,]+);base64,(?P<data>.*)$", re.DOTALL)
@@ -66,8 +67,8 @@ def translate_request(
     system, messages = translate_messages(raw)
     if not messages:
         raise TranslationError("messages must hold at least one non-system message", "messages")
-    max_tokens = _max_tokens(body, default_max_tokens)
-    out: dict[str, Any] = {"model": model_name, "max_tokens": max_tokens, "messages": messages}
+    length = max_tokens(body) or default_max_tokens
+    out: dict[str, Any] = {"model": model_name, "max_tokens": length, "messages": messages}
     if system:
         out["system"] = system[0] if len(system) == 1 else [_text(s) for s in system]
     copy_options(body, out)
@@ -76,7 +77,7 @@ def translate_request(
         out["tools"] = plan.tools
     if plan.tool_choice is not None:
         out["tool_choice"] = plan.tool_choice
-    thinking = plan_thinking(body, max_tokens, messages, plan.tool_choice)
+    thinking = plan_thinking(body, length, messages, plan.tool_choice)
     ignored.extend(thinking.ignored)
     if thinking.thinking is not None:
         out["thinking"] = thinking.thinking
@@ -104,7 +105,7 @@ def translate_messages(raw: list[Any]) -> tuple[list[str], list[dict[str, Any]]]
             raise TranslationError("each message must be an object", param)
         role = msg.get("role")
         if role in ("system", "developer"):
-            system.extend(_text_parts(msg.get("content"), f"{param}.content"))
+            system.extend(text_parts(msg.get("content"), f"{param}.content"))
             continue
         if role == "user":
             _append(messages, "user", _user_blocks(msg.get("content"), f"{param}.content"))
@@ -131,37 +132,16 @@ def _text(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text}
 
 
-def _text_parts(content: Any, param: str) -> list[str]:
-    """Plain text of a string or a list of text parts; empty strings dropped."""
-    if content is None:
-        return []
-    if isinstance(content, str):
-        return [content] if content else []
-    if not isinstance(content, list):
-        raise TranslationError("content must be a string or an array of parts", param)
-    texts = [_part_text(part, f"{param}[{j}]") for j, part in enumerate(content)]
-    return [t for t in texts if t]
-
-
-def _part_text(part: Any, param: str) -> str:
-    if not isinstance(part, dict) or part.get("type") != "text":
-        raise TranslationError("only text parts are allowed here", param)
-    text = part.get("text")
-    if not isinstance(text, str):
-        raise TranslationError("a text part needs a string text", f"{param}.text")
-    return text
-
-
 def _user_blocks(content: Any, param: str) -> list[dict[str, Any]]:
     if not isinstance(content, list):
-        return [_text(t) for t in _text_parts(content, param)]
+        return [_text(t) for t in text_parts(content, param)]
     blocks: list[dict[str, Any]] = []
     for j, part in enumerate(content):
         kind = part.get("type") if isinstance(part, dict) else None
         if kind == "image_url":
             blocks.append(_image_block(part.get("image_url"), f"{param}[{j}].image_url"))
         elif kind == "text":
-            text = _part_text(part, f"{param}[{j}]")
+            text = part_text(part, f"{param}[{j}]")
             if text:  # Anthropic rejects empty text blocks
                 blocks.append(_text(text))
         else:
@@ -190,7 +170,7 @@ def _assistant_blocks(msg: dict[str, Any], param: str) -> list[dict[str, Any]]:
         if msg.get(key) is not None:
             raise TranslationError(f"an assistant message's {key} is not supported here", param)
     blocks = thinking_blocks(msg, param)  # first, as Anthropic wrote them
-    blocks += [_text(t) for t in _text_parts(msg.get("content"), f"{param}.content")]
+    blocks += [_text(t) for t in text_parts(msg.get("content"), f"{param}.content")]
     refusal = msg.get("refusal")
     if isinstance(refusal, str) and refusal:  # what the assistant said, as text
         blocks.append(_text(refusal))
@@ -236,23 +216,12 @@ def _tool_result(msg: dict[str, Any], param: str) -> dict[str, Any]:
         raise TranslationError("a tool message needs tool_call_id", f"{param}.tool_call_id")
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id}
     content = msg.get("content")
-    texts = _text_parts(content, f"{param}.content")
+    texts = text_parts(content, f"{param}.content")
     if isinstance(content, str) and content:
         block["content"] = content
     elif texts:
         block["content"] = [_text(t) for t in texts]
     return block
-
-
-def _max_tokens(body: dict[str, Any], default: int) -> int:
-    for key in ("max_completion_tokens", "max_tokens"):
-        value = body.get(key)
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise TranslationError(f"{key} must be a positive integer", key)
-        return value
-    return default
 
 
 # --- response and usage --------------------------------------------------------------------

@@ -27,10 +27,21 @@ on OpenAI), ``store`` and ``metadata`` (OpenAI's stored completions), ``user`` a
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from gateway.domain.errors import TranslationError
+from gateway.upstream.chat_fields import (
+    Default,
+    absent,
+    empty,
+    max_tokens,
+    no_functions,
+    off,
+    one_of,
+    refuse_unless_default,
+    text_only,
+    zero,
+)
 
 DROPPED = frozenset(
     {
@@ -47,52 +58,34 @@ DROPPED = frozenset(
 )
 
 
-def _off(value: Any) -> bool:
-    return value is None or value is False
-
-
-def _zero(value: Any) -> bool:
-    return value is None or (value == 0 and not isinstance(value, bool))
-
-
-def _one_of(*defaults: Any) -> Callable[[Any], bool]:
-    return lambda value: value is None or value in defaults
-
-
-REFUSED_UNLESS_DEFAULT: dict[str, Callable[[Any], bool]] = {
-    "logprobs": _off,
-    "top_logprobs": _zero,
-    "logit_bias": lambda value: value is None or value == {},
-    "frequency_penalty": _zero,
-    "presence_penalty": _zero,
-    "audio": lambda value: value is None,
-    "modalities": lambda value: value is None or value == ["text"],
-    "web_search_options": lambda value: value is None,
-    "moderation": lambda value: value is None,
-    "service_tier": _one_of("auto", "default"),
-    "parallel_tool_calls": _one_of(True),
-    "functions": lambda value: value is None or value == [],
-    "function_call": lambda value: value is None,
+REFUSED_UNLESS_DEFAULT: dict[str, Default] = {
+    "logprobs": off,
+    "top_logprobs": zero,
+    "logit_bias": empty,
+    "frequency_penalty": zero,
+    "presence_penalty": zero,
+    "audio": absent,
+    "modalities": text_only,
+    "web_search_options": absent,
+    "moderation": absent,
+    "service_tier": one_of("auto", "default"),
+    "parallel_tool_calls": one_of(True),
+    "functions": no_functions,
+    "function_call": absent,
 }
 
 
 def refuse_unsupported(body: dict[str, Any]) -> None:
     """A 400 for the first field that asks for something Converse cannot do."""
-    for field, is_default in REFUSED_UNLESS_DEFAULT.items():
-        if not is_default(body.get(field)):
-            raise TranslationError(
-                f"'{field}' is not supported by this model (served by AWS Bedrock); "
-                "leave it out or use a model of another provider",
-                field,
-            )
+    refuse_unless_default(body, REFUSED_UNLESS_DEFAULT, "AWS Bedrock")
 
 
 def inference_config(body: dict[str, Any], default_max_tokens: int | None) -> dict[str, Any]:
     """``inferenceConfig``: maxTokens, temperature, topP, stopSequences."""
     out: dict[str, Any] = {}
-    max_tokens = _max_tokens(body, default_max_tokens)
-    if max_tokens is not None:
-        out["maxTokens"] = max_tokens
+    length = max_tokens(body) or default_max_tokens
+    if length is not None:
+        out["maxTokens"] = length
     for field, name in (("temperature", "temperature"), ("top_p", "topP")):
         value = body.get(field)
         if value is None:
@@ -110,14 +103,3 @@ def inference_config(body: dict[str, Any], default_max_tokens: int | None) -> di
         if stop:
             out["stopSequences"] = list(stop)
     return out
-
-
-def _max_tokens(body: dict[str, Any], default: int | None) -> int | None:
-    for key in ("max_completion_tokens", "max_tokens"):
-        value = body.get(key)
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise TranslationError(f"{key} must be a positive integer", key)
-        return value
-    return default

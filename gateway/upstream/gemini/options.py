@@ -33,10 +33,21 @@ dashboard), ``prompt_cache_key``, ``prompt_cache_retention`` and ``prompt_cache_
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from gateway.domain.errors import TranslationError
+from gateway.upstream.chat_fields import (
+    Default,
+    absent,
+    empty,
+    max_tokens,
+    no_functions,
+    off,
+    one_of,
+    refuse_unless_default,
+    text_only,
+    zero,
+)
 
 MAX_STOP_SEQUENCES = 5
 
@@ -76,33 +87,17 @@ DROPPED = frozenset(
 )
 
 
-def _absent(value: Any) -> bool:
-    return value is None
-
-
-def _off(value: Any) -> bool:
-    return value is None or value is False
-
-
-def _zero(value: Any) -> bool:
-    return value is None or (value == 0 and not isinstance(value, bool))
-
-
-def _one_of(*defaults: str) -> Callable[[Any], bool]:
-    return lambda value: value is None or value in defaults
-
-
-REFUSED_UNLESS_DEFAULT: dict[str, Callable[[Any], bool]] = {
-    "logprobs": _off,
-    "top_logprobs": _zero,
-    "logit_bias": lambda value: value is None or value == {},
-    "audio": _absent,
-    "modalities": lambda value: value is None or value == ["text"],
-    "web_search_options": _absent,
-    "moderation": _absent,
-    "service_tier": _one_of("auto", "default"),
-    "functions": lambda value: value is None or value == [],
-    "function_call": _absent,
+REFUSED_UNLESS_DEFAULT: dict[str, Default] = {
+    "logprobs": off,
+    "top_logprobs": zero,
+    "logit_bias": empty,
+    "audio": absent,
+    "modalities": text_only,
+    "web_search_options": absent,
+    "moderation": absent,
+    "service_tier": one_of("auto", "default"),
+    "functions": no_functions,
+    "function_call": absent,
 }
 
 # reasoning_effort -> thinkingBudget (gemini-2.x) and thinkingLevel (gemini-3 and later).
@@ -118,13 +113,7 @@ THINKING_LEVELS = {
 
 def refuse_unsupported(body: dict[str, Any]) -> None:
     """A 400 for the first field that asks for something the Gemini API cannot do."""
-    for field, is_default in REFUSED_UNLESS_DEFAULT.items():
-        if not is_default(body.get(field)):
-            raise TranslationError(
-                f"'{field}' is not supported by this model (served by Gemini); "
-                "leave it out or use a model of another provider",
-                field,
-            )
+    refuse_unless_default(body, REFUSED_UNLESS_DEFAULT, "Gemini")
     n = body.get("n")
     if n is not None and n != 1:
         raise TranslationError("only n=1 is supported for this model (served by Gemini)", "n")
@@ -142,9 +131,9 @@ def _number(body: dict[str, Any], key: str) -> float | int | None:
 def generation_config(body: dict[str, Any], model_name: str) -> dict[str, Any]:
     """``generationConfig`` for the sampling, length, stop, seed and thinking fields."""
     out: dict[str, Any] = {}
-    max_tokens = _max_tokens(body)
-    if max_tokens is not None:
-        out["maxOutputTokens"] = max_tokens
+    length = max_tokens(body)
+    if length is not None:
+        out["maxOutputTokens"] = length
     for key, name in (
         ("temperature", "temperature"),
         ("top_p", "topP"),
@@ -166,17 +155,6 @@ def generation_config(body: dict[str, Any], model_name: str) -> dict[str, Any]:
     if thinking is not None:
         out["thinkingConfig"] = thinking
     return out
-
-
-def _max_tokens(body: dict[str, Any]) -> int | None:
-    for key in ("max_completion_tokens", "max_tokens"):
-        value = body.get(key)
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise TranslationError(f"{key} must be a positive integer", key)
-        return value
-    return None
 
 
 def _stop_sequences(stop: Any) -> list[str]:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.domain.errors import TranslationError
+from gateway.upstream.chat_fields import function_tools
 
 SIGNATURE_MARK = ".sig."
 GEMINI_ID_PREFIX = "gid."
@@ -65,17 +66,8 @@ def parse_call_id(call_id: str) -> CallRef:
 
 
 def function_declarations(tools: Any) -> list[dict[str, Any]]:
-    if tools is None:
-        return []
-    if not isinstance(tools, list):
-        raise TranslationError("tools must be an array", "tools")
     out: list[dict[str, Any]] = []
-    for i, tool in enumerate(tools):
-        function = tool.get("function") if isinstance(tool, dict) else None
-        if not isinstance(tool, dict) or tool.get("type") != "function":
-            raise TranslationError("only function tools are supported", f"tools[{i}].type")
-        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-            raise TranslationError("a function tool needs a name", f"tools[{i}].function")
+    for i, function in function_tools(tools):
         entry: dict[str, Any] = {"name": function["name"]}
         if isinstance(function.get("description"), str):
             entry["description"] = function["description"]

@@ -27,6 +27,7 @@ from typing import Any
 
 from gateway.domain.errors import TranslationError
 from gateway.domain.usage import Usage
+from gateway.upstream.chat_fields import part_text, text_parts
 from gateway.upstream.gemini.options import generation_config, levelled, refuse_unsupported
 from gateway.upstream.gemini.tools import (
     function_declarations,
@@ -99,7 +100,7 @@ def _translate_messages(raw: list[Any]) -> tuple[list[str], list[dict[str, Any]]
             raise TranslationError("each message must be an object", param)
         role = msg.get("role")
         if role in ("system", "developer"):
-            system.extend(_text_parts(msg.get("content"), f"{param}.content"))
+            system.extend(text_parts(msg.get("content"), f"{param}.content"))
         elif role == "user":
             _append(contents, "user", _user_parts(msg.get("content"), f"{param}.content"))
         elif role == "assistant":
@@ -129,35 +130,15 @@ def _append(contents: list[dict[str, Any]], role: str, parts: list[dict[str, Any
         contents.append({"role": role, "parts": parts})
 
 
-def _text_parts(content: Any, param: str) -> list[str]:
-    if content is None:
-        return []
-    if isinstance(content, str):
-        return [content] if content else []
-    if not isinstance(content, list):
-        raise TranslationError("content must be a string or an array of parts", param)
-    texts = [_part_text(part, f"{param}[{j}]") for j, part in enumerate(content)]
-    return [t for t in texts if t]
-
-
-def _part_text(part: Any, param: str) -> str:
-    if not isinstance(part, dict) or part.get("type") != "text":
-        raise TranslationError("only text parts are allowed here", param)
-    text = part.get("text")
-    if not isinstance(text, str):
-        raise TranslationError("a text part needs a string text", f"{param}.text")
-    return text
-
-
 def _user_parts(content: Any, param: str) -> list[dict[str, Any]]:
     if not isinstance(content, list):
-        return [{"text": t} for t in _text_parts(content, param)]
+        return [{"text": t} for t in text_parts(content, param)]
     parts: list[dict[str, Any]] = []
     for j, part in enumerate(content):
         at = f"{param}[{j}]"
         kind = part.get("type") if isinstance(part, dict) else None
         if kind == "text":
-            text = _part_text(part, at)
+            text = part_text(part, at)
             if text:
                 parts.append({"text": text})
         elif kind == "image_url":
@@ -216,7 +197,7 @@ def _model_parts(msg: dict[str, Any], param: str, names: dict[str, str]) -> list
         if msg.get(key) is not None:
             raise TranslationError(f"an assistant message's {key} is not supported here", param)
     parts: list[dict[str, Any]] = [
-        {"text": t} for t in _text_parts(msg.get("content"), f"{param}.content")
+        {"text": t} for t in text_parts(msg.get("content"), f"{param}.content")
     ]
     refusal = msg.get("refusal")
     if isinstance(refusal, str) and refusal:
@@ -286,7 +267,7 @@ def _function_response(msg: dict[str, Any], param: str, names: dict[str, str]) -
             "(Gemini matches results to calls by the function's name)",
             f"{param}.tool_call_id",
         )
-    text = "".join(_text_parts(msg.get("content"), f"{param}.content"))
+    text = "".join(text_parts(msg.get("content"), f"{param}.content"))
     payload: dict[str, Any] = {"name": name, "response": {"result": text}}
     gemini_id = parse_call_id(call_id).gemini_id
     if gemini_id:
