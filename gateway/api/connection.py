@@ -119,6 +119,8 @@ class _CycleTransport(asyncio.Transport):
     (``100 Continue``) are written at once.
     """
 
+    __slots__ = ("_cycle", "_flush_later", "_head", "_protocol", "_real")
+
     def __init__(self, real: asyncio.Transport, protocol: EdgeProtocol) -> None:
         super().__init__()
         self._real = real
@@ -174,7 +176,75 @@ class _CycleTransport(asyncio.Transport):
         return self._real.get_extra_info(name, default)
 
 
+class LeanEvent:
+    """``asyncio.Event`` for the events uvicorn makes per connection and per request (the
+    cycle's ``message_event``, ``FlowControl``'s writable event): the same ``set``,
+    ``clear``, ``is_set`` and ``wait``, its waiters in a list made at the first wait rather
+    than a deque made with it (a deque is about 600 bytes; a paced stream holds two)."""
+
+    __slots__ = ("_value", "_waiters")
+
+    def __init__(self) -> None:
+        self._value = False
+        self._waiters: list[asyncio.Future[bool]] | None = None
+
+    def is_set(self) -> bool:
+        return self._value
+
+    def set(self) -> None:
+        if not self._value:
+            self._value = True
+            if self._waiters:
+                for waiter in self._waiters:
+                    if not waiter.done():
+                        waiter.set_result(True)
+
+    def clear(self) -> None:
+        self._value = False
+
+    async def wait(self) -> bool:
+        if self._value:
+            return True
+        waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        if self._waiters is None:
+            self._waiters = []
+        self._waiters.append(waiter)
+        try:
+            await waiter
+            return True
+        finally:
+            self._waiters.remove(waiter)
+
+
+class _Pipeline(list[Any]):
+    """uvicorn's queue of pipelined requests (``appendleft``, ``pop``, ``clear``) as a
+    list: almost always empty, where a deque is about 600 bytes a connection."""
+
+    __slots__ = ()
+
+    def appendleft(self, item: Any) -> None:
+        self.insert(0, item)
+
+
 class EdgeProtocol(HttpToolsProtocol):
+    # Its own state in slots: uvicorn's protocol sets about 30 attributes, and past that
+    # many an instance's attributes no longer fit Python's compact shared-key layout (a
+    # full dict of its own, about 1.6 KiB a connection, docs/performance.md).
+    __slots__ = (
+        "_body_timer",
+        "_completed",
+        "_cycle_transport",
+        "_discard_left",
+        "_head_bytes",
+        "_head_timer",
+        "_last_read",
+        "_linger_started",
+        "_linger_timer",
+        "_phase",
+        "discarding",
+        "limits",
+    )
+
     def __init__(
         self,
         config: Config,
@@ -185,6 +255,7 @@ class EdgeProtocol(HttpToolsProtocol):
         limits: EdgeLimits,
     ) -> None:
         super().__init__(config, server_state, app_state, _loop)
+        self.pipeline = _Pipeline()  # type: ignore[assignment]
         self.limits = limits
         self.limit_concurrency = None  # replaced by max_connections, answered with an envelope
         self.timeout_keep_alive = limits.idle_timeout  # type: ignore[assignment]  # a float works
@@ -202,6 +273,9 @@ class EdgeProtocol(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        writable = LeanEvent()
+        writable.set()  # as FlowControl starts: writable
+        self.flow._is_writable_event = writable  # type: ignore[assignment]
         self._cycle_transport = _CycleTransport(transport, self)
         self._head_timer = self.loop.call_later(self.limits.header_timeout, self._head_timed_out)
         if len(self.connections) > self.limits.max_connections:
@@ -256,10 +330,14 @@ class EdgeProtocol(HttpToolsProtocol):
         if self._head_timer is not None:
             self._head_timer.cancel()
             self._head_timer = None
+        before = self.cycle
         super().on_headers_complete()
-        if self.cycle is not None and self._cycle_transport is not None:
-            self.cycle.transport = self._cycle_transport
-            self._cycle_transport.begin(self.cycle)
+        cycle = self.cycle
+        if cycle is not None and cycle is not before:  # a new request's cycle, not started
+            cycle.message_event = LeanEvent()  # type: ignore[assignment]
+        if cycle is not None and self._cycle_transport is not None:
+            cycle.transport = self._cycle_transport
+            self._cycle_transport.begin(cycle)
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
