@@ -7,7 +7,7 @@ formatted where they are logged and written to stderr by a thread of their own. 
 format puts them at the top level of the object. When nothing but the process's writer would
 see an access record (no other handler, no other filter: the running server), the line is
 formatted to the same text without a ``LogRecord`` and handed to the writer directly
-(``direct_writer``, ``BatchedStderr.info_line``): a third of its cost on the event loop.
+(``direct_writer``, ``BatchedStderr.text_info``): a third of its cost on the event loop.
 """
 
 from __future__ import annotations
@@ -98,8 +98,7 @@ class BatchedStderr(logging.Handler):
         self._guard = threading.Lock()
         self._wake = threading.Event()
         self._stopping = False
-        # The kind of line info_line() writes for the formatter of the moment: "text",
-        # "json" or "other" (checked again whenever the formatter is replaced).
+        # line_kind() of the formatter of the moment (judged again when it is replaced).
         self._kind_of: logging.Formatter | None = None
         self._kind = _kind(None)
         self._thread = threading.Thread(target=self._run, name="gateway-log-writer", daemon=True)
@@ -121,34 +120,34 @@ class BatchedStderr(logging.Handler):
         if first:
             self._wake.set()
 
-    def info_line(self, logger: str, message: str, fields: dict[str, Any]) -> bool:
-        """Hands over the INFO line of ``logger`` (no arguments, ``extra={"http": fields}``)
-        formatted as this handler's formatter would format that record, without building
-        the record: the text of ``TEXT_FORMAT``, or ``JsonFormatter``'s object. False, and
-        nothing handed over, when the formatter is another one."""
+    def line_kind(self) -> str:
+        """How ``text_info``/``json_info`` format a line for the formatter of the moment:
+        "text" (a ``TextFormatter`` of ``TEXT_FORMAT``), "json" (``JsonFormatter``), or
+        "other" (neither: such a line must go through ``logging``)."""
         formatter = self.formatter
-        if formatter is self._kind_of:
-            kind = self._kind
-        else:
-            kind = _kind(formatter)
-            self._kind_of, self._kind = formatter, kind
-        if kind == "text":
-            assert isinstance(formatter, TextFormatter)
-            created = time.time()
-            msecs = int((created - int(created)) * 1000)  # as LogRecord's, then "%03d"
-            self.put(f"{formatter.stamp(int(created))},{msecs:03d} INFO {logger}: {message}")
-            return True
-        if kind == "json":
-            line: dict[str, Any] = {
-                "time": datetime.fromtimestamp(time.time(), UTC).isoformat(timespec="milliseconds"),
-                "level": "INFO",
-                "logger": logger,
-                "message": message,
-            }
-            line.update(fields)
-            self.put(json.dumps(line, ensure_ascii=False, default=str))
-            return True
-        return False
+        if formatter is not self._kind_of:
+            self._kind_of, self._kind = formatter, _kind(formatter)
+        return self._kind
+
+    def text_info(self, logger: str, message: str) -> None:
+        """Hands over the INFO line of ``logger`` (a message without arguments) as
+        ``TextFormatter`` formats that record, without building the record (kind "text")."""
+        formatter = self.formatter
+        assert isinstance(formatter, TextFormatter)
+        created = time.time()
+        msecs = int((created - int(created)) * 1000)  # as LogRecord's, then "%03d"
+        self.put(f"{formatter.stamp(int(created))},{msecs:03d} INFO {logger}: {message}")
+
+    def json_info(self, logger: str, message: str, fields: dict[str, Any]) -> None:
+        """The same for ``JsonFormatter`` (kind "json"), ``fields`` as ``extra["http"]``."""
+        line: dict[str, Any] = {
+            "time": datetime.fromtimestamp(time.time(), UTC).isoformat(timespec="milliseconds"),
+            "level": "INFO",
+            "logger": logger,
+            "message": message,
+        }
+        line.update(fields)
+        self.put(json.dumps(line, ensure_ascii=False, default=str))
 
     def _run(self) -> None:
         while True:
@@ -211,9 +210,9 @@ def direct_writer(logger: logging.Logger) -> BatchedStderr | None:
     its filters unchanged: ``logger`` enabled and without filters, no handler but the
     writer from it up to the root, the writer's level at most INFO and its filters only
     ``AlembicChatter`` (which passes a line that is not Alembic's chatter). Then the line
-    may be handed to ``BatchedStderr.info_line`` without a ``LogRecord``: the same text in
-    the same place. None otherwise (a test's capture handler, another handler or filter):
-    the caller logs through ``logging``."""
+    may be handed to ``BatchedStderr.text_info`` or ``json_info`` without a ``LogRecord``:
+    the same text in the same place. None otherwise (a test's capture handler, another
+    handler or filter): the caller logs through ``logging``."""
     writer = _writer
     if writer is None or logger.disabled or logger.filters or writer.level > logging.INFO:
         return None

@@ -56,6 +56,19 @@ def _emit(
     request_id: str,
     error_class: str | None,
 ) -> None:
+    writer = direct_writer(ACCESS)
+    kind = writer.line_kind() if writer is not None else "other"
+    if writer is not None and kind != "other":
+        # The record's message (_LINE % args) as one f-string, handed to the writer
+        # without a LogRecord when no other handler or filter would see the record.
+        message = (
+            f"{method} {path} {status:d} configuration={configuration or '-'} "
+            f"model={served_model or '-'} latency_ms={latency_ms:.1f} request_id={request_id}"
+            + (f" error={error_class}" if error_class else "")
+        )
+        if kind == "text":  # the fields are the JSON format's alone
+            writer.text_info(ACCESS.name, message)
+            return
     fields = {
         "method": method,
         "path": path,
@@ -66,17 +79,9 @@ def _emit(
         "requestId": request_id,
         "errorClass": error_class,
     }
-    writer = direct_writer(ACCESS)
-    if writer is not None:
-        # The record's message (_LINE % args) as one f-string, handed to the writer
-        # without a LogRecord when no other handler or filter would see the record.
-        message = (
-            f"{method} {path} {status:d} configuration={configuration or '-'} "
-            f"model={served_model or '-'} latency_ms={latency_ms:.1f} request_id={request_id}"
-            + (f" error={error_class}" if error_class else "")
-        )
-        if writer.info_line(ACCESS.name, message, fields):
-            return
+    if writer is not None and kind == "json":
+        writer.json_info(ACCESS.name, message, fields)
+        return
     args = (
         method,
         path,

@@ -191,7 +191,9 @@ def test_an_access_line_written_directly_is_the_line_logging_writes(
 
 
 @pytest.mark.real_logging
-def test_access_lines_go_through_logging_when_anything_else_would_see_them() -> None:
+def test_access_lines_go_through_logging_when_anything_else_would_see_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
     access_logger = access.ACCESS
@@ -210,8 +212,11 @@ def test_access_lines_go_through_logging_when_anything_else_would_see_them() -> 
         assert logs.direct_writer(access_logger) is None
         access_logger.handlers.clear()
         writer.setFormatter(logging.Formatter("%(message)s"))
-        assert not writer.info_line("gateway.access", "a line", {})  # not a format it knows
+        assert writer.line_kind() == "other"  # not a format it writes itself
+        access.log_refused("/v1/x", 401, 1.0, "req-4")  # through logging: this format
         logs.drain()
+        line = "POST /v1/x 401 configuration=- model=- latency_ms=1.0 request_id=req-4\n"
+        assert capsys.readouterr().err == line
     finally:
         root.handlers[:] = handlers
         root.setLevel(level)
