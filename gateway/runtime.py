@@ -53,6 +53,7 @@ from gateway.session import SessionSigner, signer_for
 from gateway.signals.refresher import SignalRefresher, SignalStore
 from gateway.tasks import Supervisor
 from gateway.telemetry.overview import SettledDays
+from gateway.telemetry.process_writer import ProcessWriter, separate_process_can_open
 from gateway.telemetry.retention import Retention
 from gateway.telemetry.writer import TelemetryWriter, WriterSettings
 from gateway.tracing import CallTracer, NoTracing
@@ -110,9 +111,7 @@ class Runtime:
         self.tasks = Supervisor(self.metrics.observe_task_restart)
         self.skipped = SkippedValues(self.metrics.observe_redis_skipped)
         self.engine: AsyncEngine = create_engine(config.database.url)
-        self.writer = TelemetryWriter(
-            self.engine, WriterSettings(enabled=config.telemetry.enabled), tasks=self.tasks
-        )
+        self.writer: TelemetryWriter | ProcessWriter = self._writer_for(config)
         self.retention: Retention | None = None
         if config.telemetry.enabled:
             self.retention = Retention(
@@ -253,6 +252,20 @@ class Runtime:
         """The provider keys captured content is redacted of (telemetry.otel.captureContent)."""
         providers = self.serving.config.providers.values()
         return tuple(provider.api_key for provider in providers if provider.api_key)
+
+    def _writer_for(self, config: GatewayConfig) -> TelemetryWriter | ProcessWriter:
+        """The telemetry writer: in a process of its own (``telemetry.writer: process``),
+        unless the database is in memory (only this process can reach it), or on the loop."""
+        settings = WriterSettings(enabled=config.telemetry.enabled)
+        url = config.database.url
+        if config.telemetry.writer == "process" and separate_process_can_open(url):
+            return ProcessWriter(
+                url,
+                settings,
+                on_restart=self.metrics.observe_task_restart,
+                log_format=config.server.log_format,
+            )
+        return TelemetryWriter(self.engine, settings, tasks=self.tasks)
 
     def _breakers_for(self, config: GatewayConfig) -> CircuitStates:
         settings = config.circuit_breaker

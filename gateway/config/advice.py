@@ -9,7 +9,27 @@ from gateway.domain.settings import GatewayConfig
 
 def config_warnings(config: GatewayConfig) -> list[str]:
     """Every warning, each ``yaml.path: message`` like a problem."""
-    return _per_process_rate_limits(config) + _prices_differing_from_the_catalog(config)
+    return (
+        _per_process_rate_limits(config)
+        + _prices_differing_from_the_catalog(config)
+        + _writer_process_on_a_memory_database(config)
+    )
+
+
+def _writer_process_on_a_memory_database(config: GatewayConfig) -> list[str]:
+    """``telemetry.writer: process`` (the default) on an in-memory SQLite database: no
+    other process can open it, so the writer runs on the serving loop."""
+    url = config.database.url
+    memory = url.startswith("sqlite") and (
+        url.endswith("://") or ":memory:" in url or "mode=memory" in url
+    )
+    if not (memory and config.telemetry.enabled and config.telemetry.writer == "process"):
+        return []
+    return [
+        "telemetry.writer: the database is an in-memory SQLite database, which no other "
+        "process can open: the telemetry writer runs on the serving loop (inline) "
+        "(docs/configuration.md, 'telemetry')"
+    ]
 
 
 def _per_process_rate_limits(config: GatewayConfig) -> list[str]:

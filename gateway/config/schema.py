@@ -73,6 +73,11 @@ class LogFormat(StrEnum):
     JSON = "json"
 
 
+class TelemetryWriterMode(StrEnum):
+    PROCESS = "process"  # a writer process per serving process runs the statements
+    INLINE = "inline"  # the serving loop runs them (an in-memory SQLite database needs it)
+
+
 class CacheStore(StrEnum):
     DATABASE = "database"
     REDIS = "redis"
@@ -148,6 +153,7 @@ class OtelSchema(Section):
 class TelemetrySchema(Section):
     enabled: bool = True
     retention_days: Annotated[int, Ge(1)] = 90
+    writer: TelemetryWriterMode = TelemetryWriterMode.PROCESS
     otel: OtelSchema | None = None
 
 

@@ -62,6 +62,7 @@ def resolve_sections(file: FileSchema) -> Sections:
         telemetry=TelemetrySettings(
             enabled=file.telemetry.enabled,
             retention_days=file.telemetry.retention_days,
+            writer=file.telemetry.writer.value,
             otel=_otel(file.telemetry.otel),
         ),
         budgets=BudgetSettings(on_database_outage=file.budgets.on_database_outage.value),

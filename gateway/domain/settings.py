@@ -61,6 +61,9 @@ class OtelSettings:
 class TelemetrySettings:
     enabled: bool = True
     retention_days: int = 90
+    # process: the statements run in a writer process of the serving process's own;
+    # inline: on the serving loop (docs/configuration.md#telemetry).
+    writer: str = "process"
     otel: OtelSettings = OtelSettings()
 
 

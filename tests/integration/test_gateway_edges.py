@@ -76,7 +76,9 @@ def test_a_database_outage_never_fails_a_call(upstream: FakeUpstream, sqlite_url
         for _ in range(3):
             answer = gateway.client().chat.completions.create(model="chat", messages=MESSAGES)
             assert answer.choices[0].message.content
-        time.sleep(0.5)  # let the writer fail at least once
+        deadline = time.monotonic() + 10  # the writer process starts, then fails
+        while gateway.runtime.writer.failed_batches < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert gateway.runtime.writer.failed_batches >= 1
         gateway.server.run(rename("telemetry_away", "telemetry"))
         rows = gateway.rows(expect=3)

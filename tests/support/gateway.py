@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 import openai
@@ -32,8 +33,14 @@ class RunningGateway:
         environ: dict[str, str] | None = None,
         *,
         counter: TokenCounter | None = None,
+        writer: str = "inline",
     ) -> None:
-        self.config = load_config_text(yaml_text, {**ENVIRON, **(environ or {})})
+        config = load_config_text(yaml_text, {**ENVIRON, **(environ or {})})
+        # The telemetry writer on the loop unless a test asks for the writer process: a
+        # writer process costs each of the suite's hundreds of gateways about half a
+        # second of start (docs/performance.md#the-telemetry-writer-process). Every
+        # ``gateway serve`` the suite starts (tests/support/process.py) runs the default.
+        self.config = replace(config, telemetry=replace(config.telemetry, writer=writer))
         migrate(self.config.database.url)
         self.app = create_app(self.config, counter=counter)
         self.server = UvicornServer(self.app, options=uvicorn_options(self.config.server))

@@ -8,7 +8,13 @@ import pytest
 
 from gateway.cli import main
 from gateway.config.advice import config_warnings as warnings
-from gateway.domain.settings import DatabaseSettings, GatewayConfig, RedisSettings, ServerSettings
+from gateway.domain.settings import (
+    DatabaseSettings,
+    GatewayConfig,
+    RedisSettings,
+    ServerSettings,
+    TelemetrySettings,
+)
 
 
 def test_one_process_on_sqlite_needs_no_redis() -> None:
@@ -25,6 +31,14 @@ def test_a_shared_database_without_redis_warns_and_redis_silences_it() -> None:
     (line,) = warnings(GatewayConfig(database=shared))
     assert "the database is shared" in line
     assert warnings(GatewayConfig(database=shared, redis=RedisSettings(url="redis://r"))) == []
+
+
+def test_an_in_memory_database_notes_the_writer_runs_inline() -> None:
+    memory = DatabaseSettings(url="sqlite+aiosqlite://")
+    (line,) = warnings(GatewayConfig(database=memory))
+    assert line.startswith("telemetry.writer: ") and "inline" in line
+    inline = TelemetrySettings(writer="inline")
+    assert warnings(GatewayConfig(database=memory, telemetry=inline)) == []
 
 
 def test_gateway_check_prints_the_warning_and_still_passes(

@@ -1,0 +1,331 @@
+"""The telemetry writer off the serving loop (``telemetry.writer: process``, the default).
+
+The serving process only queues and encodes: ``submit`` appends to a deque and returns
+(never blocks, never raises, never awaits). A sender task takes up to ``batch_size``
+records (waiting at most ``flush_interval`` for a batch to fill, not at all when
+``flush()`` or ``stop()`` waits), encodes them under a new batch key and writes the frame
+to the writer process (:mod:`gateway.telemetry.writer_child`), which runs the database
+statements; the frame is kept until that process acknowledges the batch. The bound
+(``max_queue``) covers the records queued and those sent but not yet acknowledged; past
+it new records are dropped and counted.
+
+A writer process that ends while the serving process runs (a crash, a kill) is logged,
+counted (``gateway_background_task_restarts_total{task="telemetry-writer-process"}``)
+and started again after a short backoff, and every unacknowledged batch is sent again, in
+order: a batch it had committed finds its key in ``telemetry_batches`` and writes
+nothing (:mod:`gateway.telemetry.batches`). ``stop()`` sends what is queued, closes the
+process's stdin and waits up to ``stop_timeout`` for the last acknowledgements and its
+exit; what is left unacknowledged then is logged and counted as dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sys
+import time
+from collections import deque
+from collections.abc import Callable
+
+import msgspec
+from sqlalchemy.engine import make_url
+
+from gateway.tasks import next_backoff
+from gateway.telemetry.records import TelemetryRecord, routing_detail
+from gateway.telemetry.wire import HEADER, Ack, Failed, Setup, batch_frame, frame, from_child
+from gateway.telemetry.writer import BatchKeys, WriterSettings
+
+log = logging.getLogger("gateway.telemetry.writer")
+
+CHILD_MODULE = "gateway.telemetry.writer_child"
+RESTART_FIRST_SECONDS = 0.1
+RESTART_MAX_SECONDS = 5.0
+RESTART_TASK = "telemetry-writer-process"
+
+
+def separate_process_can_open(url: str) -> bool:
+    """False for an in-memory SQLite database: another process cannot open it."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return True
+    memory = parsed.query.get("mode") == "memory" or parsed.database in (None, "", ":memory:")
+    return not memory
+
+
+def _encode(key: str, batch: list[TelemetryRecord]) -> bytes:
+    details = [routing_detail(record) for record in batch]
+    bare = [
+        msgspec.structs.replace(record, trail=None) if record.trail is not None else record
+        for record in batch
+    ]
+    return batch_frame(key, bare, details)
+
+
+class ProcessWriter:
+    def __init__(
+        self,
+        url: str,
+        settings: WriterSettings | None = None,
+        *,
+        on_restart: Callable[[str], None] | None = None,
+        log_format: str = "text",
+    ) -> None:
+        settings = settings or WriterSettings()
+        self._url = url
+        self._settings = settings
+        self._on_restart = on_restart
+        self._log_format = log_format
+        self._keys = BatchKeys()
+        self._enabled = settings.enabled
+        self._max_queue = settings.max_queue
+        self._batch_size = settings.batch_size
+        self._queue: deque[TelemetryRecord] = deque()
+        # Sent, not yet acknowledged: key -> (frame, rows), in the order sent.
+        self._unacked: dict[str, tuple[bytes, int]] = {}
+        self._unacked_rows = 0
+        self._wake = asyncio.Event()
+        self._settled_changed = asyncio.Condition()
+        self._accepted = 0
+        self._settled = 0
+        self._urgent = 0
+        self._stopping = False
+        self._sent_any = False
+        self._closing = False  # everything sent: the process's stdin is to be closed
+        self._stdin: asyncio.StreamWriter | None = None
+        self._process: asyncio.subprocess.Process | None = None
+        self._sender: asyncio.Task[None] | None = None
+        self._owner: asyncio.Task[None] | None = None
+        self.written = 0
+        self.dropped = 0
+        self.failed_batches = 0
+        self.rejected = 0
+        self.restarts = 0  # writer processes started again after one ended
+
+    @property
+    def queue_depth(self) -> int:
+        """Records queued or sent and not yet acknowledged."""
+        return len(self._queue) + self._unacked_rows
+
+    @property
+    def enabled(self) -> bool:
+        return self._enabled
+
+    @property
+    def pid(self) -> int | None:
+        """The writer process's id, while one runs."""
+        process = self._process
+        return process.pid if process is not None and process.returncode is None else None
+
+    def submit(self, record: TelemetryRecord) -> None:
+        """Queue one record for writing; drop and count it when the bound is reached."""
+        if not self._enabled:
+            return
+        if len(self._queue) + self._unacked_rows >= self._max_queue:
+            self.dropped += 1
+            return
+        self._queue.append(record)
+        self._accepted += 1
+        depth = len(self._queue)
+        if depth == 1 or depth >= self._batch_size:
+            self._wake.set()
+
+    async def start(self) -> None:
+        """Start the writer process (it imports while the server starts) and the sender."""
+        if not self._enabled or self._sender is not None:
+            return
+        self._stopping = self._closing = False
+        self._owner = asyncio.create_task(self._own_process(), name="telemetry-writer-process")
+        self._sender = asyncio.create_task(self._send_loop(), name="telemetry-writer")
+
+    async def flush(self) -> None:
+        """Wait until every record submitted so far is written (or given up on)."""
+        target = self._accepted
+        if self._sender is None or self._sender.done():
+            return
+        self._urgent += 1
+        self._wake.set()
+        try:
+            async with self._settled_changed:
+                await self._settled_changed.wait_for(lambda: self._settled >= target)
+        finally:
+            self._urgent -= 1
+
+    async def stop(self) -> None:
+        """Send everything queued, let the writer process write it and end; gives up
+        after ``stop_timeout`` seconds."""
+        sender = self._sender
+        if sender is None:
+            return
+        self._stopping = True
+        self._wake.set()
+        deadline = time.monotonic() + self._settings.stop_timeout
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(sender), self._settings.stop_timeout)
+        self._closing = True
+        if not self._sent_any and not self._queue:
+            self._kill()  # it never had anything to write: no need to wait for its start
+        self._close_stdin()
+        owner = self._owner
+        if owner is not None:
+            try:
+                left = max(0.0, deadline - time.monotonic())
+                await asyncio.wait_for(asyncio.shield(owner), left)
+            except TimeoutError:
+                owner.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await owner
+                self._kill()
+                if self._process is not None:
+                    await self._process.wait()
+        if not sender.done():
+            sender.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sender
+        lost = len(self._queue) + self._unacked_rows
+        if lost:
+            self._queue.clear()
+            self._unacked.clear()
+            self._unacked_rows = 0
+            await self._settle(0, lost)
+            log.warning("telemetry writer stopped with %d rows unwritten", lost)
+        self._owner = self._sender = None
+        self._process = None
+
+    # The sender: batches from the queue to the writer process.
+
+    async def _send_loop(self) -> None:
+        while self._queue or not self._stopping:
+            if not self._queue:
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            if len(self._queue) < self._batch_size and not (self._stopping or self._urgent):
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self._settings.flush_interval)
+            count = min(self._batch_size, len(self._queue))
+            batch = [self._queue.popleft() for _ in range(count)]
+            key = self._keys.next()
+            data = _encode(key, batch)
+            self._unacked[key] = (data, count)
+            self._sent_any = True
+            self._unacked_rows += count
+            stdin = self._stdin
+            if stdin is not None:  # else the process is starting again: it gets them all
+                self._write(stdin, data)
+                with contextlib.suppress(OSError):
+                    await stdin.drain()
+
+    def _write(self, stdin: asyncio.StreamWriter, data: bytes) -> None:
+        with contextlib.suppress(OSError):  # a process that ended: the owner starts another
+            stdin.write(data)
+
+    def _close_stdin(self) -> None:
+        stdin = self._stdin
+        if stdin is not None and self._closing:
+            with contextlib.suppress(OSError):
+                stdin.close()
+
+    def _kill(self) -> None:
+        process = self._process
+        if process is not None and process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+
+    # The owner: the writer process, started again whenever it ends before its time.
+
+    async def _own_process(self) -> None:
+        delay = RESTART_FIRST_SECONDS / 2
+        while True:
+            started = time.monotonic()
+            code: int | str = "not started"
+            try:
+                code = await self._run_process()
+            except Exception as exc:  # a spawn that failed, an answer that made no sense
+                self._kill()
+                code = f"{type(exc).__name__}"
+            if self._closing and not self._unacked:
+                return
+            delay = next_backoff(delay, time.monotonic() - started, RESTART_FIRST_SECONDS, 30.0)
+            delay = min(delay, RESTART_MAX_SECONDS)
+            log.warning(
+                "telemetry writer process ended (%s) with %d rows unacknowledged;"
+                " starting another in %.1f s",
+                code,
+                self._unacked_rows,
+                delay,
+            )
+            self.restarts += 1
+            if self._on_restart is not None:
+                self._on_restart(RESTART_TASK)
+            await asyncio.sleep(delay)
+            if self._closing and not self._unacked:
+                return
+
+    async def _run_process(self) -> int:
+        """Start a writer process, send it every unacknowledged batch, read its answers
+        until it ends; its exit status."""
+        process = await self._spawn()
+        self._process = process
+        assert process.stdin is not None and process.stdout is not None
+        stdin = process.stdin
+        self._write(stdin, frame(self._setup()))
+        for data, _ in list(self._unacked.values()):  # in the order first sent
+            self._write(stdin, data)
+        self._stdin = stdin
+        self._close_stdin()
+        try:
+            await self._read_answers(process.stdout)
+        finally:
+            self._stdin = None
+        return await process.wait()
+
+    async def _spawn(self) -> asyncio.subprocess.Process:
+        return await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            CHILD_MODULE,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=None,  # inherited: its log lines join the serving process's
+        )
+
+    def _setup(self) -> Setup:
+        settings = self._settings
+        return Setup(
+            url=self._url,
+            retry_attempts=settings.retry_attempts,
+            retry_delay=settings.retry_delay,
+            retry_max_delay=settings.retry_max_delay,
+            log_format=self._log_format,
+            log_level=logging.getLevelName(logging.getLogger().getEffectiveLevel()),
+        )
+
+    async def _read_answers(self, stdout: asyncio.StreamReader) -> None:
+        while True:
+            try:
+                (size,) = HEADER.unpack(await stdout.readexactly(HEADER.size))
+                body = await stdout.readexactly(size)
+            except asyncio.IncompleteReadError:
+                return
+            message = from_child.decode(body)
+            if isinstance(message, Failed):
+                self.failed_batches += message.count
+            elif isinstance(message, Ack):
+                await self._acknowledged(message)
+
+    async def _acknowledged(self, ack: Ack) -> None:
+        sent = self._unacked.pop(ack.key, None)
+        if sent is None:
+            return  # acknowledged before (sent again to a new process)
+        self._unacked_rows -= sent[1]
+        self.rejected += ack.rejected
+        await self._settle(ack.written, ack.dropped)
+
+    async def _settle(self, written: int, dropped: int) -> None:
+        self.written += written
+        self.dropped += dropped
+        async with self._settled_changed:
+            self._settled += written + dropped
+            self._settled_changed.notify_all()
