@@ -16,7 +16,7 @@ from gateway.upstream.anthropic.translate import (
     openai_usage,
     usage_from_anthropic,
 )
-from gateway.upstream.chunks import ChatChunks
+from gateway.upstream.chunks import ToolChunks
 
 _USAGE_FIELDS = (
     "input_tokens",
@@ -26,31 +26,18 @@ _USAGE_FIELDS = (
 )
 
 
-class StreamTranslator(ChatChunks):
-    """``response_tool``: the tool standing in for response_format, whose streamed
-    input alone is the answer's content (and calling it alone is a plain stop).
-
-    With a response tool, text is held until the stream shows whether that tool is
-    called: when it is, the held text and any text after it are dropped (the content
-    must parse as JSON); otherwise the text is sent before the first client tool call,
-    or before the finish chunk.
-
-    Extended thinking: each ``thinking_delta`` is a chunk with ``reasoning_content``; when
-    a thinking (or redacted thinking) block ends, a chunk carries the whole block, with its
-    signature, in ``thinking_blocks`` (what a later turn sends back)."""
+class StreamTranslator(ToolChunks):
+    """Text, tool calls and the response tool as ``ToolChunks`` has them. Extended
+    thinking: each ``thinking_delta`` is a chunk with ``reasoning_content``; when a thinking
+    (or redacted thinking) block ends, a chunk carries the whole block, with its signature,
+    in ``thinking_blocks``."""
 
     def __init__(self, model_name: str, created: int, response_tool: str | None = None) -> None:
+        super().__init__(response_tool)
         self._model = model_name
         self._created = created
-        self._response_tool = response_tool
         self._id = ""
         self._role_sent = False
-        # Anthropic content-block index -> OpenAI tool_calls index (counts tool calls only).
-        self._tool_index: dict[int, int] = {}
-        # Blocks of the response tool -> whether any of their input was sent yet.
-        self._answer_blocks: dict[int, bool] = {}
-        self._held: list[str] = []  # text held while the response tool may still come
-        self._thinking: dict[int, dict[str, Any]] = {}  # thinking blocks by block index
         self._usage: dict[str, int] | None = None
         self._done = False
         self._error: dict[str, Any] | None = None
@@ -133,21 +120,8 @@ class StreamTranslator(ChatChunks):
             }
             return []
         if block.get("type") != "tool_use":
-            return []  # thinking and server-side tool blocks have no OpenAI counterpart
-        if self._response_tool is not None and block.get("name") == self._response_tool:
-            self._answer_blocks[_int(data.get("index"))] = False
-            self._held.clear()  # the answer is the tool's JSON alone
-            return []
-        released = self._release()
-        tool_index = len(self._tool_index)
-        self._tool_index[_int(data.get("index"))] = tool_index
-        call = {
-            "index": tool_index,
-            "id": block.get("id"),
-            "type": "function",
-            "function": {"name": block.get("name"), "arguments": ""},
-        }
-        return [*released, self._chunk({"tool_calls": [call]})]
+            return []  # server-side tool blocks have no OpenAI counterpart
+        return self._tool_start(_int(data.get("index")), block.get("id"), block.get("name"))
 
     def _on_block_delta(self, data: dict[str, Any]) -> list[dict[str, Any]]:
         delta = data.get("delta")
@@ -161,35 +135,16 @@ class StreamTranslator(ChatChunks):
             return self._thinking_delta(thought, delta)
         if delta.get("type") != "input_json_delta":
             return []
-        partial = delta.get("partial_json")
-        if index in self._answer_blocks:
-            if not isinstance(partial, str) or not partial:
-                return []
-            self._answer_blocks[index] = True
-            return [self._chunk({"content": partial})]
-        tool_index = self._tool_index.get(index)
-        if tool_index is None or not isinstance(partial, str) or not partial:
-            return []
-        call = {"index": tool_index, "function": {"arguments": partial}}
-        return [self._chunk({"tool_calls": [call]})]
+        return self._tool_input(index, delta.get("partial_json"))
 
     def _on_block_stop(self, data: dict[str, Any]) -> list[dict[str, Any]]:
-        # An argument-less answer may stream no input at all: it is still a JSON object.
-        index = _int(data.get("index"))
-        thought = self._thinking.pop(index, None)
-        if thought is not None:
-            return [self._chunk({"thinking_blocks": [thought]})]
-        if self._answer_blocks.get(index) is False:
-            self._answer_blocks[index] = True
-            return [self._chunk({"content": "{}"})]
-        return []
+        return self._block_stop(_int(data.get("index")))
 
     def _on_message_delta(self, data: dict[str, Any]) -> list[dict[str, Any]]:
         self._merge_usage(data.get("usage"))
         delta = data.get("delta")
         reason = finish_reason(delta.get("stop_reason")) if isinstance(delta, dict) else None
-        if reason == "tool_calls" and self._answer_blocks and not self._tool_index:
-            reason = "stop"  # only the response tool was called: that is the answer
+        reason = self._finish_reason(reason)
         released = self._release()
         return released if reason is None else [*released, self._chunk({}, reason)]
 
@@ -204,24 +159,6 @@ class StreamTranslator(ChatChunks):
             return []
         thought["thinking"] = str(thought.get("thinking", "")) + text
         return [self._chunk({"reasoning_content": text})]
-
-    def _text(self, text: Any) -> list[dict[str, Any]]:
-        """A text piece: sent at once, or held (see the class) with a response tool."""
-        if not isinstance(text, str) or not text:
-            return []
-        if self._response_tool is None:
-            return [self._chunk({"content": text})]
-        if not self._answer_blocks:  # text once the answer tool is called is dropped
-            self._held.append(text)
-        return []
-
-    def _release(self) -> list[dict[str, Any]]:
-        """The held text, as one chunk, when the response tool was not called."""
-        if not self._held or self._answer_blocks:
-            return []
-        text = "".join(self._held)
-        self._held.clear()
-        return [self._chunk({"content": text})]
 
     def _on_error(self, data: dict[str, Any]) -> None:
         kind, message = parse_error(data)

@@ -7,9 +7,8 @@ then per content block ``contentBlockStart`` (tool calls only), ``contentBlockDe
 ``contentBlockStop``, then ``messageStop`` (the stop reason) and ``metadata`` (usage),
 which ends the stream.
 
-With a response tool (``response_format``), text is held until the stream shows whether
-that tool is called: when it is, its input alone is the content; otherwise the text is
-sent before the first client tool call or the finish chunk.
+Text, tool calls, thinking blocks and the response tool (``response_format``) are
+written as ``ToolChunks`` has them, as for Anthropic's own stream.
 """
 
 from __future__ import annotations
@@ -18,23 +17,18 @@ from typing import Any
 
 from gateway.domain.usage import Usage
 from gateway.upstream.bedrock.translate import finish_reason, openai_usage, usage_from_bedrock
-from gateway.upstream.chunks import ChatChunks
+from gateway.upstream.chunks import ToolChunks
 
 
-class StreamTranslator(ChatChunks):
+class StreamTranslator(ToolChunks):
     def __init__(
         self, model_name: str, created: int, chunk_id: str, response_tool: str | None = None
     ) -> None:
+        super().__init__(response_tool)
         self._model = model_name
         self._created = created
         self._id = chunk_id
-        self._response_tool = response_tool
         self._role_sent = False
-        self._tool_index: dict[int, int] = {}  # Converse block index -> OpenAI tool index
-        self._answer_blocks: dict[int, bool] = {}  # response tool blocks -> input sent yet
-        self._held: list[str] = []
-        self._thinking: dict[int, dict[str, Any]] = {}  # reasoning blocks being streamed
-        self._reason: str | None = None
         self.usage: Usage | None = None
         self.done = False  # metadata (after messageStop) was seen
 
@@ -66,20 +60,7 @@ class StreamTranslator(ChatChunks):
         if not isinstance(use, dict):
             return []
         index = _int(data.get("contentBlockIndex"))
-        if self._response_tool is not None and use.get("name") == self._response_tool:
-            self._answer_blocks[index] = False
-            self._held.clear()  # the answer is the tool's JSON alone
-            return []
-        released = self._release()
-        tool_index = len(self._tool_index)
-        self._tool_index[index] = tool_index
-        call = {
-            "index": tool_index,
-            "id": use.get("toolUseId"),
-            "type": "function",
-            "function": {"name": use.get("name"), "arguments": ""},
-        }
-        return [*released, self._chunk({"tool_calls": [call]})]
+        return self._tool_start(index, use.get("toolUseId"), use.get("name"))
 
     def _on_block_delta(self, data: dict[str, Any]) -> list[dict[str, Any]]:
         delta = data.get("delta")
@@ -92,33 +73,13 @@ class StreamTranslator(ChatChunks):
         if isinstance(reasoning, dict):
             return self._reasoning(index, reasoning)
         use = delta.get("toolUse")
-        partial = use.get("input") if isinstance(use, dict) else None
-        if not isinstance(partial, str) or not partial:
-            return []
-        if index in self._answer_blocks:
-            self._answer_blocks[index] = True
-            return [self._chunk({"content": partial})]
-        tool_index = self._tool_index.get(index)
-        if tool_index is None:
-            return []
-        return [
-            self._chunk({"tool_calls": [{"index": tool_index, "function": {"arguments": partial}}]})
-        ]
+        return self._tool_input(index, use.get("input") if isinstance(use, dict) else None)
 
     def _on_block_stop(self, data: dict[str, Any]) -> list[dict[str, Any]]:
-        index = _int(data.get("contentBlockIndex"))
-        thought = self._thinking.pop(index, None)
-        if thought is not None:  # whole, with its signature: what a later turn sends back
-            return [self._chunk({"thinking_blocks": [thought]})]
-        if self._answer_blocks.get(index) is False:  # an empty answer is still an object
-            self._answer_blocks[index] = True
-            return [self._chunk({"content": "{}"})]
-        return []
+        return self._block_stop(_int(data.get("contentBlockIndex")))
 
     def _on_message_stop(self, data: dict[str, Any]) -> list[dict[str, Any]]:
-        reason = finish_reason(data.get("stopReason"))
-        if reason == "tool_calls" and self._answer_blocks and not self._tool_index:
-            reason = "stop"  # only the response tool was called: that is the answer
+        reason = self._finish_reason(finish_reason(data.get("stopReason")))
         return [*self._release(), self._chunk({}, reason)]
 
     def _reasoning(self, index: int, delta: dict[str, Any]) -> list[dict[str, Any]]:
@@ -137,22 +98,6 @@ class StreamTranslator(ChatChunks):
             return []
         thought["thinking"] = str(thought["thinking"]) + text
         return [self._chunk({"reasoning_content": text})]
-
-    def _text(self, text: Any) -> list[dict[str, Any]]:
-        if not isinstance(text, str) or not text:
-            return []
-        if self._response_tool is None:
-            return [self._chunk({"content": text})]
-        if not self._answer_blocks:
-            self._held.append(text)
-        return []
-
-    def _release(self) -> list[dict[str, Any]]:
-        if not self._held or self._answer_blocks:
-            return []
-        text = "".join(self._held)
-        self._held.clear()
-        return [self._chunk({"content": text})]
 
 
 def _int(value: Any) -> int:
