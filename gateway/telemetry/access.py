@@ -61,11 +61,14 @@ def _emit(
     if writer is not None and kind != "other":
         # The record's message (_LINE % args) as one f-string, handed to the writer
         # without a LogRecord when no other handler or filter would see the record.
-        message = (
-            f"{method} {path} {status:d} configuration={configuration or '-'} "
-            f"model={served_model or '-'} latency_ms={latency_ms:.1f} request_id={request_id}"
-            + (f" error={error_class}" if error_class else "")
-        )
+        try:
+            message = (
+                f"{method} {path} {status:d} configuration={configuration or '-'} "
+                f"model={served_model or '-'} latency_ms={latency_ms:.1f} request_id={request_id}"
+                + (f" error={error_class}" if error_class else "")
+            )
+        except (TypeError, ValueError):  # a value %d or %.1f refuses: logging's handling
+            kind = "other"
         if kind == "text":  # the fields are the JSON format's alone
             writer.text_info(ACCESS.name, message)
             return

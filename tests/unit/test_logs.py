@@ -222,3 +222,21 @@ def test_access_lines_go_through_logging_when_anything_else_would_see_them(
         root.setLevel(level)
         access_logger.filters.clear()
         access_logger.handlers.clear()
+
+
+@pytest.mark.real_logging
+def test_an_access_line_whose_values_cannot_be_formatted_is_logging_s_to_handle(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A status that is no integer fails the line as logging's own formatting fails it
+    (its error report on stderr), never the call."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        logs.configure("text")
+        access.log_call(make_record(http_status="200"), "/v1/chat/completions")
+        logs.drain()
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+    assert "--- Logging error ---" in capsys.readouterr().err
