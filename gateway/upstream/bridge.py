@@ -3,7 +3,7 @@ of one API a provider does not take natively through the inner adapter's Chat Co
 its answer and stream translated back; every other call passes through untouched.
 
 A bridge says which calls it translates, the chat call serving one (or the 400 for what
-cannot be translated: ``untranslatable``), how the names the translation left out read in
+cannot be translated: ``refusals.untranslatable``), how the names the translation left out read in
 the client's API, the answer's body, and the stream's writer and step (chat_events).
 """
 
@@ -12,14 +12,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-import msgspec
-
-from gateway.domain.errors import UpstreamError, envelope
-from gateway.domain.failures import FailureKind
 from gateway.upstream.base import Adapter, UpstreamCall, UpstreamReply
 from gateway.upstream.chat_events import Step, Writer, translated_events
-
-_ENCODER = msgspec.json.Encoder()
 
 
 class ChatBridge:
@@ -66,12 +60,3 @@ class ChatBridge:
             self.rename_ignored(call)
         writer, step = self.stream(call)
         return translated_events(chunks, writer, self._max_event_bytes, step)
-
-
-def untranslatable(message: str, param: str | None) -> UpstreamError:
-    """The 400 ``unsupported_parameter`` naming what this route cannot translate: refused
-    before anything is sent (not retried, no fallback, the provider's health untouched)."""
-    refusal = envelope(400, message, "unsupported_parameter", param)
-    return UpstreamError(
-        FailureKind.UNTRANSLATABLE, message, status=400, body=_ENCODER.encode(refusal)
-    )

@@ -2,8 +2,9 @@
 
 ``send_json`` posts a request and turns a non-2xx answer into an ``UpstreamError`` whose
 body is safe to relay; ``read_json_object`` reads a whole answer within its cap;
-``first_chunk`` reads a stream's first chunk while a fallback may still answer, and
-``relay_rest`` yields the stream after it; ``classify_transport_error`` names a transport
+``first_chunk`` reads a stream's first chunk while a fallback may still answer
+(``opened_with_error`` when that chunk is the provider's error), and ``relay_rest``
+yields the stream after it; ``classify_transport_error`` names a transport
 failure by its ``FailureKind``.
 """
 
@@ -20,7 +21,7 @@ from gateway.domain.errors import UpstreamError
 from gateway.domain.failures import FailureKind, kind_for_status
 from gateway.domain.model import Provider
 from gateway.upstream.base import UpstreamCall
-from gateway.upstream.error_body import ErrorBody, openai_envelope, read_error_body
+from gateway.upstream.error_body import ErrorBody, openai_envelope, read_error_body, redact_json
 from gateway.upstream.http import TRANSPORT_ERRORS, UpstreamHTTP, UpstreamResponse, body_chunks
 from gateway.upstream.retry import kept_retry_after
 
@@ -197,6 +198,21 @@ async def first_chunk(response: UpstreamResponse, chunks: AsyncIterator[bytes]) 
     except UpstreamError as error:
         await response.aclose()
         raise UpstreamError(error.kind, error.message, retryable=True) from error
+
+
+def opened_with_error(
+    error: dict[str, Any], status: int | None, api_key: str | None
+) -> UpstreamError:
+    """A translated stream whose first event is the provider's error (nothing reached the
+    client): the attempt's failure, by its status (500 when it has none), with its
+    envelope redacted."""
+    status = status or 500
+    return UpstreamError(
+        kind_for_status(status),
+        "upstream stream failed at once",
+        status=status,
+        body=_ENCODER.encode(redact_json(error, api_key)),
+    )
 
 
 async def relay_rest(

@@ -23,9 +23,10 @@ from gateway.messages.stream import Event, MessagesStreamWriter
 from gateway.streaming.openai_stream import DONE_SENTINEL
 from gateway.upstream.base import UpstreamCall, UpstreamReply
 from gateway.upstream.bedrock.native import natively_claude as bedrock_claude
-from gateway.upstream.bridge import ChatBridge, untranslatable
+from gateway.upstream.bridge import ChatBridge
 from gateway.upstream.chat_events import Step, Writer, chat_chunk, failed_at_once
 from gateway.upstream.error_body import redact_json
+from gateway.upstream.refusals import untranslatable
 from gateway.upstream.responses_bridge import takes_thinking_blocks
 from gateway.upstream.vertex.adapter import natively_claude
 

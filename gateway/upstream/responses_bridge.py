@@ -22,9 +22,10 @@ from gateway.responses.request import Unsupported, summary_asked, to_chat
 from gateway.responses.stream import Event, ResponsesStreamWriter
 from gateway.streaming.openai_stream import DONE_SENTINEL
 from gateway.upstream.base import UpstreamCall, UpstreamReply
-from gateway.upstream.bridge import ChatBridge, untranslatable
+from gateway.upstream.bridge import ChatBridge
 from gateway.upstream.chat_events import Step, Writer, chat_chunk, failed_at_once
 from gateway.upstream.error_body import redact_json
+from gateway.upstream.refusals import untranslatable
 from gateway.upstream.vertex.urls import ANTHROPIC as ANTHROPIC_PUBLISHER
 from gateway.upstream.vertex.urls import publisher
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import msgspec
 
-from gateway.domain.errors import TranslationError, UpstreamError, as_gateway_error, envelope
-from gateway.domain.failures import FailureKind, kind_for_status
+from gateway.domain.errors import TranslationError, UpstreamError
+from gateway.domain.failures import FailureKind
 from gateway.domain.model import Endpoint
 from gateway.streaming.sse import EventTooLarge, SSEDecoder, encode_event
 from gateway.upstream.anthropic.errors import map_error
@@ -29,9 +29,15 @@ from gateway.upstream.anthropic.translate import (
     usage_from_anthropic,
 )
 from gateway.upstream.base import UpstreamCall, UpstreamReply
-from gateway.upstream.error_body import redact_json
-from gateway.upstream.exchange import first_chunk, read_json_object, relay_rest, send_json
+from gateway.upstream.exchange import (
+    first_chunk,
+    opened_with_error,
+    read_json_object,
+    relay_rest,
+    send_json,
+)
 from gateway.upstream.http import TRANSPORT_ERRORS, UpstreamHTTP, UpstreamResponse, body_chunks
+from gateway.upstream.refusals import not_offered, refused_translation
 
 DEFAULT_MAX_TOKENS = 4096  # when the model declares no maxOutputTokens
 _ENCODER = msgspec.json.Encoder()
@@ -67,13 +73,8 @@ class AnthropicAdapter:
         first = await first_chunk(response, events)
         if translator.error is not None:  # the stream opened with an error: not a byte sent
             await events.aclose()
-            status = translator.error_status or 500
-            raise UpstreamError(
-                kind_for_status(status),
-                "upstream stream failed at once",
-                status=status,
-                body=_ENCODER.encode(redact_json(translator.error, call.provider.api_key)),
-            )
+            key = call.provider.api_key
+            raise opened_with_error(translator.error, translator.error_status, key)
         return relay_rest(first, events, response)
 
     async def count_tokens(self, call: UpstreamCall) -> dict[str, Any]:
@@ -101,29 +102,17 @@ class AnthropicAdapter:
 def _translated(call: UpstreamCall) -> MessagesRequest:
     """The Messages API request, or the 400 a client reads for what cannot be translated."""
     if call.endpoint is not Endpoint.CHAT:
-        refusal = envelope(
-            400,
+        raise not_offered(
+            "anthropic",
             f"The model '{call.model.id}' is served by Anthropic, which offers no "
             f"{call.endpoint.value} endpoint; use a chat model or another provider.",
-            code="unsupported_operation",
-        )
-        raise UpstreamError(
-            FailureKind.UNTRANSLATABLE,
-            "operation not offered by anthropic",
-            status=400,
-            body=_ENCODER.encode(refusal),
         )
     try:
         request = translate_request(
             call.body, call.model.name, call.model.max_output_tokens or DEFAULT_MAX_TOKENS
         )
     except TranslationError as exc:
-        # A 400 naming the field, nothing sent: the row records the provider it would have
-        # gone to, with error_class untranslatable.
-        refusal = as_gateway_error(exc).envelope()
-        raise UpstreamError(
-            FailureKind.UNTRANSLATABLE, exc.message, status=400, body=_ENCODER.encode(refusal)
-        ) from exc
+        raise refused_translation(exc) from exc
     for name in request.ignored:
         call.ignore(name)
     return request

@@ -18,8 +18,8 @@ from urllib.parse import quote
 
 import msgspec
 
-from gateway.domain.errors import TranslationError, UpstreamError, as_gateway_error, envelope
-from gateway.domain.failures import FailureKind, kind_for_status
+from gateway.domain.errors import TranslationError, UpstreamError
+from gateway.domain.failures import FailureKind
 from gateway.domain.model import Endpoint, Provider
 from gateway.domain.usage import Usage
 from gateway.messages.errors import error_type_for
@@ -45,17 +45,18 @@ from gateway.upstream.bedrock.translate import (
     translate_request,
     usage_from_bedrock,
 )
-from gateway.upstream.error_body import redact_json
 from gateway.upstream.exchange import (
     classify_transport_error,
     first_chunk,
     http_error,
+    opened_with_error,
     read_json_object,
     relay_rest,
     timeout_for,
 )
 from gateway.upstream.gemini.completions import chat_to_completion, completion_to_chat
 from gateway.upstream.http import TRANSPORT_ERRORS, UpstreamHTTP, UpstreamResponse, body_chunks
+from gateway.upstream.refusals import not_offered, refused_translation
 
 EVENT_STREAM = "application/vnd.amazon.eventstream"
 EMBED_CONCURRENCY = 4  # Titan calls of one embeddings request in flight at once
@@ -109,12 +110,7 @@ class BedrockAdapter:
         if failure:  # the stream opened with an exception: not a byte sent yet
             await events.aclose()
             status, error = failure[0]
-            raise UpstreamError(
-                kind_for_status(status),
-                "upstream stream failed at once",
-                status=status,
-                body=_ENCODER.encode(redact_json(error, call.provider.api_key)),
-            )
+            raise opened_with_error(error, status, call.provider.api_key)
         return relay_rest(first, events, response)
 
     async def count_tokens(self, call: UpstreamCall) -> dict[str, Any]:
@@ -150,12 +146,7 @@ class BedrockAdapter:
         if failure:
             await events.aclose()
             status, error = failure[0]
-            raise UpstreamError(
-                kind_for_status(status),
-                "upstream stream failed at once",
-                status=status,
-                body=_ENCODER.encode(redact_json(error, call.provider.api_key)),
-            )
+            raise opened_with_error(error, status, call.provider.api_key)
         return relay_rest(first, events, response)
 
     async def _embed(self, call: UpstreamCall) -> UpstreamReply:
@@ -168,7 +159,7 @@ class BedrockAdapter:
             else:
                 bodies = embeddings.cohere_bodies(call.body, texts)
         except TranslationError as exc:
-            raise _refusal(exc) from exc
+            raise refused_translation(exc) from exc
         # Titan takes one text a call: a few at a time, the answers kept in input order.
         gate = asyncio.Semaphore(EMBED_CONCURRENCY)
 
@@ -314,28 +305,12 @@ def _vectors(answer: dict[str, Any], family: str) -> list[list[float]] | None:
     return None if any(v is None for v in found) else [v for v in found if v is not None]
 
 
-def _refusal(exc: TranslationError) -> UpstreamError:
-    """A 400 naming the field, nothing sent: the row records the provider it would have
-    gone to, with error_class untranslatable."""
-    refusal = as_gateway_error(exc).envelope()
-    return UpstreamError(
-        FailureKind.UNTRANSLATABLE, exc.message, status=400, body=_ENCODER.encode(refusal)
-    )
-
-
 def _translated(call: UpstreamCall) -> ConverseRequest:
     if call.endpoint not in (Endpoint.CHAT, Endpoint.COMPLETIONS):
-        refusal = envelope(  # /v1/responses reaches here as chat (the bridge)
-            400,
+        raise not_offered(  # /v1/responses reaches here as chat (the bridge)
+            "bedrock",
             f"The model '{call.model.id}' is served by AWS Bedrock, where the gateway "
             f"translates chat, completions and embeddings, not {call.endpoint.value}.",
-            code="unsupported_operation",
-        )
-        raise UpstreamError(
-            FailureKind.UNTRANSLATABLE,
-            "operation not offered by bedrock",
-            status=400,
-            body=_ENCODER.encode(refusal),
         )
     try:
         body = call.body
@@ -343,7 +318,7 @@ def _translated(call: UpstreamCall) -> ConverseRequest:
             body = completion_to_chat(body, "AWS Bedrock")
         request = translate_request(body, call.model.name, call.model.max_output_tokens)
     except TranslationError as exc:
-        raise _refusal(exc) from exc
+        raise refused_translation(exc) from exc
     for name in request.ignored:
         call.ignore(name)
     return request

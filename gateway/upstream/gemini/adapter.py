@@ -14,19 +14,26 @@ from typing import Any
 
 import msgspec
 
-from gateway.domain.errors import TranslationError, UpstreamError, as_gateway_error, envelope
-from gateway.domain.failures import FailureKind, kind_for_status
+from gateway.domain.errors import TranslationError, UpstreamError
+from gateway.domain.failures import FailureKind
 from gateway.domain.model import Endpoint
 from gateway.streaming.sse import EventTooLarge, SSEDecoder, encode_event
 from gateway.upstream.base import UpstreamCall, UpstreamReply
-from gateway.upstream.error_body import ErrorBody, redact_json
-from gateway.upstream.exchange import first_chunk, read_json_object, relay_rest, send_json
+from gateway.upstream.error_body import ErrorBody
+from gateway.upstream.exchange import (
+    first_chunk,
+    opened_with_error,
+    read_json_object,
+    relay_rest,
+    send_json,
+)
 from gateway.upstream.gemini.completions import chat_to_completion, completion_to_chat
 from gateway.upstream.gemini.embeddings import embed_request, from_embed_response
 from gateway.upstream.gemini.errors import map_error, retry_delay
 from gateway.upstream.gemini.stream import StreamTranslator
 from gateway.upstream.gemini.translate import from_gemini_response, translate_request
 from gateway.upstream.http import TRANSPORT_ERRORS, UpstreamHTTP, UpstreamResponse, body_chunks
+from gateway.upstream.refusals import not_offered, refused_translation
 from gateway.usage.openai_usage import usage_from_openai
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
@@ -63,13 +70,8 @@ class GeminiAdapter:
         first = await first_chunk(response, events)
         if translator.error is not None:  # the stream opened with an error: not a byte sent
             await events.aclose()
-            status = translator.error_status or 500
-            raise UpstreamError(
-                kind_for_status(status),
-                "upstream stream failed at once",
-                status=status,
-                body=_ENCODER.encode(redact_json(translator.error, call.provider.api_key)),
-            )
+            key = call.provider.api_key
+            raise opened_with_error(translator.error, translator.error_status, key)
         return relay_rest(first, events, response)
 
     async def _embed(self, call: UpstreamCall) -> UpstreamReply:
@@ -133,13 +135,7 @@ def _single_call(body: dict[str, Any]) -> bool:
 def _translated(call: UpstreamCall) -> dict[str, Any]:
     """The Gemini request, or the 400 a client reads for what cannot be translated."""
     if call.endpoint is Endpoint.RESPONSES:  # the bridge translates it to chat first
-        refusal = envelope(400, "the Responses API reaches Gemini as chat", "unsupported_operation")
-        raise UpstreamError(
-            FailureKind.UNTRANSLATABLE,
-            "operation not offered by gemini",
-            status=400,
-            body=_ENCODER.encode(refusal),
-        )
+        raise not_offered("gemini", "the Responses API reaches Gemini as chat")
     try:
         if call.endpoint is Endpoint.EMBEDDINGS:
             return embed_request(call.body, call.model.name)
@@ -147,18 +143,10 @@ def _translated(call: UpstreamCall) -> dict[str, Any]:
             return translate_request(completion_to_chat(call.body), call.model.name)
         payload = translate_request(call.body, call.model.name)
     except TranslationError as exc:
-        raise refused(exc) from exc
+        raise refused_translation(exc) from exc
     if call.body.get("verbosity") is not None:
         call.ignore("verbosity")  # style only: Gemini has no such setting
     return payload
-
-
-def refused(exc: TranslationError) -> UpstreamError:
-    """What cannot be translated: the 400 a client reads, nothing sent (``untranslatable``)."""
-    refusal = as_gateway_error(exc).envelope()
-    return UpstreamError(
-        FailureKind.UNTRANSLATABLE, exc.message, status=400, body=_ENCODER.encode(refusal)
-    )
 
 
 async def _translate(

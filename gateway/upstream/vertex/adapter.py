@@ -26,9 +26,10 @@ from gateway.upstream.base import UpstreamCall, UpstreamReply
 from gateway.upstream.error_body import ErrorBody
 from gateway.upstream.exchange import read_json_object, send_json
 from gateway.upstream.gemini import GeminiAdapter
-from gateway.upstream.gemini.adapter import refused, send_google
+from gateway.upstream.gemini.adapter import send_google
 from gateway.upstream.gemini.errors import map_error as google_error
 from gateway.upstream.http import UpstreamHTTP, UpstreamResponse
+from gateway.upstream.refusals import refused_translation
 from gateway.upstream.vertex.auth import TokenSource
 from gateway.upstream.vertex.embeddings import from_predict_response, predict_request
 from gateway.upstream.vertex.urls import ANTHROPIC, count_url, model_url, publisher
@@ -175,7 +176,7 @@ def _checked(call: UpstreamCall, translate: Any) -> dict[str, Any]:
     try:
         payload: dict[str, Any] = translate(call.body, call.model.name)
     except TranslationError as exc:
-        raise refused(exc) from exc
+        raise refused_translation(exc) from exc
     return payload
 
 
