@@ -11,11 +11,13 @@ import asyncio
 import os
 import re
 import time
+from typing import cast
 
 import msgspec
 from litestar import asgi
 from litestar.types import ASGIApp, Receive, Scope, Send
 
+from gateway.api.connection import EDGE_KEY, EdgeProtocol
 from gateway.api.messages_errors import anthropic_errors
 from gateway.domain.errors import (
     AuthenticationFailed,
@@ -179,14 +181,16 @@ async def _proxy(endpoint: Endpoint, scope: Scope, receive: Receive, send: Send)
     if request.stream:
         outcome = await pipeline.stream(ctx)
         if isinstance(outcome, StreamAnswer):
-            await _send_stream(send, receive, outcome, request_id)
+            await _send_stream(scope, send, receive, outcome, request_id)
             return
         await send_answer(send, outcome, request_id)
         return
     await send_answer(send, await pipeline.complete(ctx), request_id)
 
 
-async def _send_stream(send: Send, receive: Receive, answer: StreamAnswer, request_id: str) -> None:
+async def _send_stream(
+    scope: Scope, send: Send, receive: Receive, answer: StreamAnswer, request_id: str
+) -> None:
     headers = list(_STREAM_HEADERS)
     headers.append((b"x-request-id", request_id.encode()))
     try:
@@ -199,20 +203,30 @@ async def _send_stream(send: Send, receive: Receive, answer: StreamAnswer, reque
     async def emit(data: bytes) -> None:
         await send({"type": "http.response.body", "body": data, "more_body": True})
 
-    # The server's send() goes quiet once the client is gone, so a watcher listens for
-    # the disconnect and cancels the relay (which then closes the upstream stream and
-    # records the call) rather than letting it read a paid answer nobody receives.
+    # The server's send() goes quiet once the client is gone, so the disconnect cancels the
+    # relay (which then closes the upstream stream and records the call) rather than
+    # letting it read a paid answer nobody receives. The gateway's own connection protocol
+    # says so by a callback; under another server a watcher task waits on receive().
     relay = asyncio.current_task()
     assert relay is not None
     hung_up = False
 
-    async def watch() -> None:
+    def lost() -> None:
         nonlocal hung_up
-        await _disconnected(receive)
         hung_up = True
         relay.cancel()
 
-    watcher = asyncio.create_task(watch())
+    edge = cast("EdgeProtocol | None", scope.get(EDGE_KEY))
+    watcher = None
+    if edge is not None:
+        edge.on_disconnect(lost)
+    else:
+
+        async def watch() -> None:
+            await _disconnected(receive)
+            lost()
+
+        watcher = asyncio.create_task(watch())
     try:
         await answer.relay.run(emit)
     except asyncio.CancelledError:
@@ -221,7 +235,10 @@ async def _send_stream(send: Send, receive: Receive, answer: StreamAnswer, reque
         relay.uncancel()
         return
     finally:
-        watcher.cancel()
+        if edge is not None:
+            edge.on_disconnect(None)
+        if watcher is not None:
+            watcher.cancel()
     await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
