@@ -1,5 +1,5 @@
 """The Gemini API (Google AI Studio) behind the OpenAI API (the translation is pure, in
-translate.py, stream.py and embeddings.py; this is the I/O).
+translate.py, answer.py, stream.py and embeddings.py; this is the I/O).
 
 ``{baseUrl}/models/{name}:generateContent``, ``:streamGenerateContent?alt=sse`` and
 ``:batchEmbedContents``, the key in ``x-goog-api-key`` (never in the URL, where logs and
@@ -27,11 +27,12 @@ from gateway.upstream.exchange import (
     relay_rest,
     send_json,
 )
+from gateway.upstream.gemini.answer import from_gemini_response
 from gateway.upstream.gemini.completions import chat_to_completion, completion_to_chat
 from gateway.upstream.gemini.embeddings import embed_request, from_embed_response
 from gateway.upstream.gemini.errors import map_error, retry_delay
 from gateway.upstream.gemini.stream import StreamTranslator
-from gateway.upstream.gemini.translate import from_gemini_response, translate_request
+from gateway.upstream.gemini.translate import translate_request
 from gateway.upstream.http import TRANSPORT_ERRORS, UpstreamHTTP, UpstreamResponse, body_chunks
 from gateway.upstream.refusals import not_offered, refused_translation
 from gateway.usage.openai_usage import usage_from_openai

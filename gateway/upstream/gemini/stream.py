@@ -15,8 +15,7 @@ from typing import Any
 from gateway.domain.errors import envelope
 from gateway.domain.usage import Usage
 from gateway.upstream.chunks import ChatChunks
-from gateway.upstream.gemini.errors import parse_error
-from gateway.upstream.gemini.translate import (
+from gateway.upstream.gemini.answer import (
     answer_text,
     candidate_parts,
     finish_reason,
@@ -28,6 +27,7 @@ from gateway.upstream.gemini.translate import (
     tool_call,
     usage_from_gemini,
 )
+from gateway.upstream.gemini.errors import parse_error
 
 
 class StreamTranslator(ChatChunks):

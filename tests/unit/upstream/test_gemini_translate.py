@@ -11,11 +11,12 @@ import pytest
 
 from gateway.domain.errors import TranslationError
 from gateway.upstream.error_body import ErrorBody
+from gateway.upstream.gemini.answer import from_gemini_response
 from gateway.upstream.gemini.embeddings import embed_request, from_embed_response
 from gateway.upstream.gemini.errors import map_error, retry_delay
 from gateway.upstream.gemini.stream import StreamTranslator
 from gateway.upstream.gemini.tools import new_call_id, parse_call_id
-from gateway.upstream.gemini.translate import from_gemini_response, translate_request
+from gateway.upstream.gemini.translate import translate_request
 
 TOOLS: list[Any] = [
     {
