@@ -244,7 +244,7 @@ class ProcessWriter:
                 code = await self._run_process()
             except Exception as exc:  # a spawn that failed, an answer that made no sense
                 self._kill()
-                code = f"{type(exc).__name__}"
+                code = f"{type(exc).__name__}: {str(exc)[:200]}"
             if self._closing and not self._unacked:
                 return
             delay = next_backoff(delay, time.monotonic() - started, RESTART_FIRST_SECONDS, 30.0)
@@ -289,6 +289,10 @@ class ProcessWriter:
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=None,  # inherited: its log lines join the serving process's
+            # A session of its own: a signal to the serving process's group (Ctrl-C,
+            # kill -TERM -PGID) never reaches it, not even before it ignores the signals.
+            # (uvloop takes start_new_session, not process_group.)
+            start_new_session=True,
         )
 
     def _setup(self) -> Setup:

@@ -43,10 +43,18 @@ class Served:
 
 @contextmanager
 def serving(
-    config: Path, *args: str, host: str = "127.0.0.1", port: int, env: dict[str, str] | None = None
+    config: Path,
+    *args: str,
+    host: str = "127.0.0.1",
+    port: int,
+    env: dict[str, str] | None = None,
+    session: bool = False,
 ) -> Iterator[Served]:
-    """``gateway serve --config CONFIG ARGS...``, up once /healthz answers on host:port."""
-    with serving_together(config, [list(args)], host=host, ports=[port], env=env) as [served]:
+    """``gateway serve --config CONFIG ARGS...``, up once /healthz answers on host:port;
+    with ``session``, in a process group of its own (for a signal to the whole group)."""
+    with serving_together(
+        config, [list(args)], host=host, ports=[port], env=env, session=session
+    ) as [served]:
         yield served
 
 
@@ -58,6 +66,7 @@ def serving_together(
     host: str = "127.0.0.1",
     ports: list[int],
     env: dict[str, str] | None = None,
+    session: bool = False,
 ) -> Iterator[list[Served]]:
     """One ``gateway serve --config CONFIG ARGS...`` per port, all started before any is
     waited for (replicas starting at once), up once each answers /healthz."""
@@ -78,6 +87,7 @@ def serving_together(
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 text=True,
+                start_new_session=session,
             )
             started.append(Served(f"http://{host}:{port}", process))
         for served in started:
