@@ -1,11 +1,13 @@
 """Checks of an OpenAI chat request that every provider translating it shares (pure):
 whether a field holds its default (the ``REFUSED_UNLESS_DEFAULT`` tables of the providers'
 options modules), the 400 for the first one that does not, the requested output length,
-the text of a content given as a string or as text parts, and the function tools.
+the text of a content given as a string or as text parts, the function tools, the tool calls
+of a conversation, and what response_format asks for.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -101,3 +103,51 @@ def function_tools(tools: Any) -> Iterator[tuple[int, dict[str, Any]]]:
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
             raise TranslationError("a function tool needs a name", f"tools[{i}].function")
         yield i, function
+
+
+def tool_call_of(call: Any, param: str) -> tuple[str, str, dict[str, Any]]:
+    """An assistant message's tool call: its id, its function's name and its arguments
+    decoded (an object; "" or none is ``{}``, as clients send argument-less calls)."""
+    function = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(call, dict) or not isinstance(function, dict):
+        raise TranslationError("a tool call needs a function", param)
+    call_id, name = call.get("id"), function.get("name")
+    if not isinstance(call_id, str) or not call_id:
+        raise TranslationError("a tool call needs an id", f"{param}.id")
+    if not isinstance(name, str) or not name:
+        raise TranslationError("a tool call needs a function name", f"{param}.function.name")
+    arguments = function.get("arguments")
+    at = f"{param}.function.arguments"
+    if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
+        return call_id, name, {}
+    if not isinstance(arguments, str):
+        raise TranslationError("tool call arguments must be a JSON string", at)
+    try:
+        decoded = json.loads(arguments)
+    except json.JSONDecodeError as exc:
+        raise TranslationError(f"tool call arguments are not valid JSON: {exc}", at) from exc
+    if not isinstance(decoded, dict):
+        raise TranslationError("tool call arguments must be a JSON object", at)
+    return call_id, name, decoded
+
+
+def json_format(value: Any) -> tuple[str, dict[str, Any]] | None:
+    """What ``response_format`` asks for: None (text, or nothing asked), else its type
+    (``json_object``, ``json_schema``) and its ``json_schema`` object (``name``,
+    ``schema``...; empty for a json_object)."""
+    if value is None:
+        return None
+    kind = value.get("type") if isinstance(value, dict) else None
+    if kind == "text":
+        return None
+    if kind == "json_object":
+        return kind, {}
+    if kind != "json_schema":
+        raise TranslationError(
+            "response_format.type must be 'text', 'json_object' or 'json_schema'",
+            "response_format.type",
+        )
+    spec = value.get("json_schema")
+    if not isinstance(spec, dict):
+        raise TranslationError("response_format.json_schema must be an object", "response_format")
+    return kind, spec

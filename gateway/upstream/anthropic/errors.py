@@ -5,21 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.domain.errors import envelope
+from gateway.messages.errors import STATUS_BY_TYPE
 from gateway.upstream.error_body import ErrorBody, openai_envelope
 
-# Anthropic's documented error types and the status each comes with.
-STATUS_BY_ERROR_TYPE = {
-    "invalid_request_error": 400,
-    "authentication_error": 401,
-    "billing_error": 402,
-    "permission_error": 403,
-    "not_found_error": 404,
-    "request_too_large": 413,
-    "rate_limit_error": 429,
-    "api_error": 500,
-    "timeout_error": 504,
-    "overloaded_error": 529,
-}
+# Anthropic's documented error types and the status each comes with (the Messages API's).
+STATUS_BY_ERROR_TYPE = STATUS_BY_TYPE
 
 
 def parse_error(data: Any) -> tuple[str | None, str | None]:

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.domain.errors import TranslationError
-from gateway.upstream.chat_fields import function_tools
+from gateway.upstream.chat_fields import function_tools, json_format
 
 JSON_OBJECT_TOOL = "json_object"
 _OPEN_OBJECT: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": True}
@@ -78,21 +78,12 @@ def plan_tools(body: dict[str, Any]) -> ToolPlan:
 
 
 def _response_tool(value: Any) -> dict[str, Any] | None:
-    if value is None:
+    asked = json_format(value)
+    if asked is None:
         return None
-    kind = value.get("type") if isinstance(value, dict) else None
-    if kind == "text":
-        return None
+    kind, spec = asked
     if kind == "json_object":
         return {"name": JSON_OBJECT_TOOL, "description": _DESCRIPTION, "input_schema": _OPEN_OBJECT}
-    if kind != "json_schema":
-        raise TranslationError(
-            "response_format.type must be 'text', 'json_object' or 'json_schema'",
-            "response_format.type",
-        )
-    spec = value.get("json_schema")
-    if not isinstance(spec, dict):
-        raise TranslationError("response_format.json_schema must be an object", "response_format")
     name = spec.get("name")
     if not isinstance(name, str) or not _TOOL_NAME.match(name):
         raise TranslationError(

@@ -22,7 +22,7 @@ from gateway.upstream.anthropic.thinking import (
     without_thinking,
 )
 from gateway.upstream.anthropic.tools import plan_tools
-from gateway.upstream.chat_fields import max_tokens, part_text, text_parts
+from gateway.upstream.chat_fields import max_tokens, part_text, text_parts, tool_call_of
 
 _SUPPORTED_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 _DATA_URL = re.compile(r"^data:(?P<media>[^;,]+);base64,(?P<data>.*)$", re.DOTALL)
@@ -185,29 +185,8 @@ def _assistant_blocks(msg: dict[str, Any], param: str) -> list[dict[str, Any]]:
 
 
 def _tool_use(call: Any, param: str) -> dict[str, Any]:
-    function = call.get("function") if isinstance(call, dict) else None
-    if not isinstance(call, dict) or not isinstance(function, dict):
-        raise TranslationError("a tool call needs a function", param)
-    call_id, name = call.get("id"), function.get("name")
-    if not isinstance(call_id, str) or not call_id:
-        raise TranslationError("a tool call needs an id", f"{param}.id")
-    if not isinstance(name, str) or not name:
-        raise TranslationError("a tool call needs a function name", f"{param}.function.name")
-    arguments = function.get("arguments")
-    arg_param = f"{param}.function.arguments"
-    if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
-        decoded: Any = {}  # clients send "" for argument-less calls
-    elif isinstance(arguments, str):
-        try:
-            decoded = json.loads(arguments)
-        except json.JSONDecodeError as exc:
-            msg = f"tool call arguments are not valid JSON: {exc}"
-            raise TranslationError(msg, arg_param) from exc
-    else:
-        raise TranslationError("tool call arguments must be a JSON string", arg_param)
-    if not isinstance(decoded, dict):
-        raise TranslationError("tool call arguments must be a JSON object", arg_param)
-    return {"type": "tool_use", "id": call_id, "name": name, "input": decoded}
+    call_id, name, arguments = tool_call_of(call, param)
+    return {"type": "tool_use", "id": call_id, "name": name, "input": arguments}
 
 
 def _tool_result(msg: dict[str, Any], param: str) -> dict[str, Any]:

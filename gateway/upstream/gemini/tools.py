@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.domain.errors import TranslationError
-from gateway.upstream.chat_fields import function_tools
+from gateway.upstream.chat_fields import function_tools, json_format
 
 SIGNATURE_MARK = ".sig."
 GEMINI_ID_PREFIX = "gid."
@@ -105,22 +105,10 @@ def tool_config(choice: Any, declared: list[dict[str, Any]]) -> dict[str, Any] |
 
 def response_format(value: Any) -> dict[str, Any]:
     """The generationConfig fields asking for JSON, if any."""
-    if value is None:
+    asked = json_format(value)
+    if asked is None:
         return {}
-    kind = value.get("type") if isinstance(value, dict) else None
-    if kind == "text":
-        return {}
-    if kind == "json_object":
-        return {"responseMimeType": _JSON_MIME}
-    if kind != "json_schema":
-        raise TranslationError(
-            "response_format.type must be 'text', 'json_object' or 'json_schema'",
-            "response_format.type",
-        )
-    spec = value.get("json_schema")
-    if not isinstance(spec, dict):
-        raise TranslationError("response_format.json_schema must be an object", "response_format")
-    schema = spec.get("schema")
+    schema = asked[1].get("schema")  # a json_object has none
     if schema is None:
         return {"responseMimeType": _JSON_MIME}
     if not isinstance(schema, dict):

@@ -21,12 +21,11 @@ Gemini checks, so the conversation goes on instead of failing.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from gateway.domain.errors import TranslationError
-from gateway.upstream.chat_fields import part_text, text_parts
+from gateway.upstream.chat_fields import part_text, text_parts, tool_call_of
 from gateway.upstream.gemini.options import generation_config, levelled, refuse_unsupported
 from gateway.upstream.gemini.tools import (
     function_declarations,
@@ -196,17 +195,10 @@ def _model_parts(msg: dict[str, Any], param: str, names: dict[str, str]) -> list
 
 
 def _function_call(call: Any, param: str, names: dict[str, str]) -> dict[str, Any]:
-    function = call.get("function") if isinstance(call, dict) else None
-    if not isinstance(call, dict) or not isinstance(function, dict):
-        raise TranslationError("a tool call needs a function", param)
-    call_id, name = call.get("id"), function.get("name")
-    if not isinstance(call_id, str) or not call_id:
-        raise TranslationError("a tool call needs an id", f"{param}.id")
-    if not isinstance(name, str) or not name:
-        raise TranslationError("a tool call needs a function name", f"{param}.function.name")
+    call_id, name, arguments = tool_call_of(call, param)
     names[call_id] = name
     ref = parse_call_id(call_id)
-    payload: dict[str, Any] = {"name": name, "args": _arguments(function, param)}
+    payload: dict[str, Any] = {"name": name, "args": arguments}
     if ref.gemini_id:
         payload["id"] = ref.gemini_id
     part: dict[str, Any] = {"functionCall": payload}
@@ -221,22 +213,6 @@ def _extra_signature(call: dict[str, Any]) -> str | None:
     google = extra.get("google") if isinstance(extra, dict) else None
     value = google.get("thought_signature") if isinstance(google, dict) else None
     return value if isinstance(value, str) and value else None
-
-
-def _arguments(function: dict[str, Any], param: str) -> dict[str, Any]:
-    arguments = function.get("arguments")
-    at = f"{param}.function.arguments"
-    if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
-        return {}
-    if not isinstance(arguments, str):
-        raise TranslationError("tool call arguments must be a JSON string", at)
-    try:
-        decoded = json.loads(arguments)
-    except json.JSONDecodeError as exc:
-        raise TranslationError(f"tool call arguments are not valid JSON: {exc}", at) from exc
-    if not isinstance(decoded, dict):
-        raise TranslationError("tool call arguments must be a JSON object", at)
-    return decoded
 
 
 def _function_response(msg: dict[str, Any], param: str, names: dict[str, str]) -> dict[str, Any]:
