@@ -10,8 +10,9 @@ failure by its ``FailureKind``.
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import aiohttp
@@ -20,6 +21,7 @@ import msgspec
 from gateway.domain.errors import UpstreamError
 from gateway.domain.failures import FailureKind, kind_for_status
 from gateway.domain.model import Provider
+from gateway.streaming.sse import EventTooLarge
 from gateway.upstream.base import UpstreamCall
 from gateway.upstream.error_body import ErrorBody, openai_envelope, read_error_body, redact_json
 from gateway.upstream.http import TRANSPORT_ERRORS, UpstreamHTTP, UpstreamResponse, body_chunks
@@ -198,6 +200,23 @@ async def first_chunk(response: UpstreamResponse, chunks: AsyncIterator[bytes]) 
     except UpstreamError as error:
         await response.aclose()
         raise UpstreamError(error.kind, error.message, retryable=True) from error
+
+
+@contextlib.contextmanager
+def stream_read_failures() -> Iterator[None]:
+    """A translated stream's reads, their failures as the gateway's: a transport error is
+    a cut stream, an event over ``server.maxUpstreamEventBytes`` an oversize one. Entered
+    once a stream (no cost a read)."""
+    try:
+        yield
+    except TRANSPORT_ERRORS as exc:
+        raise UpstreamError(
+            FailureKind.STREAM_CUT, f"upstream stream broke: {type(exc).__name__}"
+        ) from exc
+    except EventTooLarge as exc:
+        raise UpstreamError(
+            FailureKind.OVERSIZE, f"an upstream stream event exceeds {exc.limit} bytes"
+        ) from exc
 
 
 def opened_with_error(

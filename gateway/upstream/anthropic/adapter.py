@@ -12,7 +12,7 @@ import msgspec
 from gateway.domain.errors import TranslationError, UpstreamError
 from gateway.domain.failures import FailureKind
 from gateway.domain.model import Endpoint
-from gateway.streaming.sse import EventTooLarge, SSEDecoder, encode_event
+from gateway.streaming.sse import SSEDecoder, encode_event
 from gateway.upstream.anthropic.errors import map_error
 from gateway.upstream.anthropic.native import (
     count_native,
@@ -35,8 +35,9 @@ from gateway.upstream.exchange import (
     read_json_object,
     relay_rest,
     send_json,
+    stream_read_failures,
 )
-from gateway.upstream.http import TRANSPORT_ERRORS, UpstreamHTTP, UpstreamResponse, body_chunks
+from gateway.upstream.http import UpstreamHTTP, UpstreamResponse, body_chunks
 from gateway.upstream.refusals import not_offered, refused_translation
 
 DEFAULT_MAX_TOKENS = 4096  # when the model declares no maxOutputTokens
@@ -124,26 +125,19 @@ async def _translate(
     """Anthropic SSE in, OpenAI SSE out; the usage chunk and [DONE] at message_stop."""
     decoder = SSEDecoder(max_event_bytes)
     try:
-        async for chunk in body_chunks(response):
-            for event in decoder.feed(chunk):
-                out = _translate_event(translator, event.event or "", event.data)
-                if out:
-                    yield out
-                if translator.error is not None:
-                    yield encode_event(_ENCODER.encode(translator.error))
-                    return
-                if translator.done:
-                    yield encode_event(_ENCODER.encode(_usage_chunk(translator)))
-                    yield encode_event(b"[DONE]")
-                    return
-    except TRANSPORT_ERRORS as exc:
-        raise UpstreamError(
-            FailureKind.STREAM_CUT, f"upstream stream broke: {type(exc).__name__}"
-        ) from exc
-    except EventTooLarge as exc:
-        raise UpstreamError(
-            FailureKind.OVERSIZE, f"an upstream stream event exceeds {exc.limit} bytes"
-        ) from exc
+        with stream_read_failures():
+            async for chunk in body_chunks(response):
+                for event in decoder.feed(chunk):
+                    out = _translate_event(translator, event.event or "", event.data)
+                    if out:
+                        yield out
+                    if translator.error is not None:
+                        yield encode_event(_ENCODER.encode(translator.error))
+                        return
+                    if translator.done:
+                        yield encode_event(_ENCODER.encode(_usage_chunk(translator)))
+                        yield encode_event(b"[DONE]")
+                        return
     finally:
         await response.aclose()
 

@@ -30,7 +30,7 @@ from gateway.upstream.base import UpstreamCall, UpstreamReply
 from gateway.upstream.bedrock import embeddings
 from gateway.upstream.bedrock.auth import Authorizer, BearerKey, SigV4
 from gateway.upstream.bedrock.errors import map_error, stream_exception
-from gateway.upstream.bedrock.events import BadFrame, Frame, FrameDecoder, FrameTooLarge
+from gateway.upstream.bedrock.events import BadFrame, Frame, FrameDecoder
 from gateway.upstream.bedrock.native import (
     chunk_event,
     count_body,
@@ -52,6 +52,7 @@ from gateway.upstream.exchange import (
     opened_with_error,
     read_json_object,
     relay_rest,
+    stream_read_failures,
     timeout_for,
 )
 from gateway.upstream.gemini.completions import chat_to_completion, completion_to_chat
@@ -363,16 +364,9 @@ async def _frames(
     gateway's; the response closed when the reader stops."""
     decoder = FrameDecoder(max_event_bytes)
     try:
-        async for chunk in body_chunks(response):
-            yield list(decoder.feed(chunk))  # decoded here, so its failures are mapped here
-    except TRANSPORT_ERRORS as exc:
-        raise UpstreamError(
-            FailureKind.STREAM_CUT, f"upstream stream broke: {type(exc).__name__}"
-        ) from exc
-    except FrameTooLarge as exc:
-        raise UpstreamError(
-            FailureKind.OVERSIZE, f"an upstream stream event exceeds {exc.limit} bytes"
-        ) from exc
+        with stream_read_failures():  # a frame too large is an event too large
+            async for chunk in body_chunks(response):
+                yield list(decoder.feed(chunk))  # decoded here: its failures mapped here
     except BadFrame as exc:
         raise UpstreamError(
             FailureKind.INVALID_RESPONSE, f"upstream sent an undecodable event frame: {exc}"

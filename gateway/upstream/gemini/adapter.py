@@ -17,7 +17,7 @@ import msgspec
 from gateway.domain.errors import TranslationError, UpstreamError
 from gateway.domain.failures import FailureKind
 from gateway.domain.model import Endpoint
-from gateway.streaming.sse import EventTooLarge, SSEDecoder, encode_event
+from gateway.streaming.sse import SSEDecoder, encode_event
 from gateway.upstream.base import UpstreamCall, UpstreamReply
 from gateway.upstream.error_body import ErrorBody
 from gateway.upstream.exchange import (
@@ -26,6 +26,7 @@ from gateway.upstream.exchange import (
     read_json_object,
     relay_rest,
     send_json,
+    stream_read_failures,
 )
 from gateway.upstream.gemini.answer import from_gemini_response
 from gateway.upstream.gemini.completions import chat_to_completion, completion_to_chat
@@ -33,7 +34,7 @@ from gateway.upstream.gemini.embeddings import embed_request, from_embed_respons
 from gateway.upstream.gemini.errors import map_error, retry_delay
 from gateway.upstream.gemini.stream import StreamTranslator
 from gateway.upstream.gemini.translate import translate_request
-from gateway.upstream.http import TRANSPORT_ERRORS, UpstreamHTTP, UpstreamResponse, body_chunks
+from gateway.upstream.http import UpstreamHTTP, UpstreamResponse, body_chunks
 from gateway.upstream.refusals import not_offered, refused_translation
 from gateway.usage.openai_usage import usage_from_openai
 
@@ -159,14 +160,15 @@ async def _translate(
     """Gemini SSE in, OpenAI SSE out; the usage chunk and [DONE] once the answer is done."""
     decoder = SSEDecoder(max_event_bytes)
     try:
-        async for chunk in body_chunks(response):
-            for event in decoder.feed(chunk):
-                out = _translate_event(translator, event.data, legacy)
-                if out:
-                    yield out
-                if translator.error is not None:
-                    yield encode_event(_ENCODER.encode(translator.error))
-                    return
+        with stream_read_failures():
+            async for chunk in body_chunks(response):
+                for event in decoder.feed(chunk):
+                    out = _translate_event(translator, event.data, legacy)
+                    if out:
+                        yield out
+                    if translator.error is not None:
+                        yield encode_event(_ENCODER.encode(translator.error))
+                        return
         if not translator.done:
             raise UpstreamError(
                 FailureKind.STREAM_CUT, "upstream stream ended before the answer's finishReason"
@@ -174,14 +176,6 @@ async def _translate(
         usage = translator.usage_chunk()
         yield encode_event(_ENCODER.encode(chat_to_completion(usage) if legacy else usage))
         yield encode_event(b"[DONE]")
-    except TRANSPORT_ERRORS as exc:
-        raise UpstreamError(
-            FailureKind.STREAM_CUT, f"upstream stream broke: {type(exc).__name__}"
-        ) from exc
-    except EventTooLarge as exc:
-        raise UpstreamError(
-            FailureKind.OVERSIZE, f"an upstream stream event exceeds {exc.limit} bytes"
-        ) from exc
     finally:
         await response.aclose()
 
