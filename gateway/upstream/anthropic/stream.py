@@ -39,28 +39,15 @@ class StreamTranslator(ToolChunks):
         self._id = ""
         self._role_sent = False
         self._usage: dict[str, int] | None = None
-        self._done = False
-        self._error: dict[str, Any] | None = None
-        self._error_status: int | None = None
+        self.done = False  # message_stop was seen: the stream ended normally
+        # An in-stream `error` event as an OpenAI envelope, and the HTTP status Anthropic
+        # uses for its type (529 for overloaded).
+        self.error: dict[str, Any] | None = None
+        self.error_status: int | None = None
 
     @property
     def usage(self) -> Usage | None:
         return None if self._usage is None else usage_from_anthropic(self._usage)
-
-    @property
-    def done(self) -> bool:
-        """message_stop was seen: the stream ended normally."""
-        return self._done
-
-    @property
-    def error(self) -> dict[str, Any] | None:
-        """The OpenAI error envelope of an in-stream `error` event."""
-        return self._error
-
-    @property
-    def error_status(self) -> int | None:
-        """The HTTP status Anthropic uses for that error's type (529 for overloaded)."""
-        return self._error_status
 
     def feed(self, event: str, data: dict[str, Any]) -> list[dict[str, Any]]:
         """Chunks for one Anthropic event; the data's `type` stands in for a missing name."""
@@ -77,7 +64,7 @@ class StreamTranslator(ToolChunks):
             case "message_delta":
                 return self._on_message_delta(data)
             case "message_stop":
-                self._done = True
+                self.done = True
                 return self._release()
             case "error":
                 self._on_error(data)
@@ -162,9 +149,9 @@ class StreamTranslator(ToolChunks):
 
     def _on_error(self, data: dict[str, Any]) -> None:
         kind, message = parse_error(data)
-        self._error_status = STATUS_BY_ERROR_TYPE.get(kind or "", 500)
+        self.error_status = STATUS_BY_ERROR_TYPE.get(kind or "", 500)
         text = message or "the Anthropic upstream reported an error mid-stream"
-        self._error = envelope(self._error_status, text, code=kind or "upstream_error")
+        self.error = envelope(self.error_status, text, code=kind or "upstream_error")
 
     def _merge_usage(self, usage: Any) -> None:
         # Later events restate counts cumulatively: a present field replaces the earlier one.

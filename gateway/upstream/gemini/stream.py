@@ -39,26 +39,14 @@ class StreamTranslator(ChatChunks):
         self._role_sent = False
         self._calls = 0
         self._usage: dict[str, Any] | None = None
-        self._done = False
-        self._error: dict[str, Any] | None = None
-        self._error_status: int | None = None
+        self.done = False  # a chunk with a finishReason (or a blocked prompt) was seen
+        # An in-stream error as an OpenAI envelope, and its HTTP status.
+        self.error: dict[str, Any] | None = None
+        self.error_status: int | None = None
 
     @property
     def usage(self) -> Usage | None:
         return None if self._usage is None else usage_from_gemini(self._usage)
-
-    @property
-    def done(self) -> bool:
-        """A chunk with a finishReason (or a blocked prompt) was seen."""
-        return self._done
-
-    @property
-    def error(self) -> dict[str, Any] | None:
-        return self._error
-
-    @property
-    def error_status(self) -> int | None:
-        return self._error_status
 
     def feed(self, data: dict[str, Any]) -> list[dict[str, Any]]:
         if "error" in data and "candidates" not in data:
@@ -96,7 +84,7 @@ class StreamTranslator(ChatChunks):
             if refusal:
                 out.append(self._chunk({"refusal": refusal}))
             out.append(self._chunk({}, reason))
-            self._done = True
+            self.done = True
         if not out and not self._role_sent:
             out.append(self._chunk({"content": ""}))
         return out
@@ -108,6 +96,6 @@ class StreamTranslator(ChatChunks):
 
     def _on_error(self, data: dict[str, Any]) -> None:
         code, status, message = parse_error(data)
-        self._error_status = code if code is not None and code >= 400 else 500
+        self.error_status = code if code is not None and code >= 400 else 500
         text = message or "the Gemini upstream reported an error mid-stream"
-        self._error = envelope(self._error_status, text, code=status or "upstream_error")
+        self.error = envelope(self.error_status, text, code=status or "upstream_error")
