@@ -18,6 +18,7 @@ import redis
 from tests.integration.budget_support import budget_yaml, burst, chat_body, running, statuses
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.gateway import TEST_KEY, RunningGateway
+from tests.support.tcp_proxy import TcpProxy
 
 KEY = {"authorization": f"Bearer {TEST_KEY}"}
 REDIS = os.environ.get("GATEWAY_TEST_REDIS_URL")
@@ -223,3 +224,26 @@ def test_a_call_that_attempted_nothing_gets_429_naming_the_limit_that_frees_firs
         ("capped", "rate_limit_exceeded"),
         ("slot", "rate_limit_exceeded"),
     ]
+
+
+@pytest.mark.skipif(not REDIS, reason="GATEWAY_TEST_REDIS_URL is not set")
+def test_a_fallback_reached_while_redis_is_away_under_refuse_ends_the_call_with_503(
+    upstream: FakeUpstream, sqlite_url: str
+) -> None:
+    assert REDIS is not None
+    _clear(REDIS)
+    proxy, through_proxy = TcpProxy.for_url(REDIS)
+    try:
+        yaml = _yaml(upstream, sqlite_url, "redis").replace(REDIS, through_proxy)
+        yaml += "\nrateLimits: {onRedisOutage: refuse}\n"
+        with running(yaml) as gateway:
+            assert _post(gateway, "front").headers["x-gateway-configuration"] == "limited"
+            proxy.down()
+            away = _post(gateway, "front")
+            assert away.status_code == 503, away.text
+            assert away.json()["error"]["code"] == "rate_limit_unavailable"
+            assert _post(gateway, "spare-only").status_code == 200  # no limit: unaffected
+            assert upstream.calls["spare-model"] == 1  # the next fallback was not tried
+    finally:
+        proxy.close()
+        _clear(REDIS)
