@@ -9,7 +9,7 @@ KEY = "sk-bench-0123456789"
 _CONFIG = """
 server: {{host: 127.0.0.1, port: {port}, workers: {workers}, accessLog: {access_log}}}
 database: {{url: "sqlite+aiosqlite:///{db}"}}
-telemetry: {{enabled: {telemetry}}}
+telemetry: {{enabled: {telemetry}, writer: {writer}}}
 auth:
   adminKey: sk-bench-admin-000
   keys: [{{id: bench, key: "{key}"}}]
@@ -38,9 +38,11 @@ def bench_config(
     *,
     access_log: bool = True,
     telemetry: bool = True,
+    writer: str = "process",
 ) -> str:
     """``names``: what the two models are called upstream (their tokenizer follows the name);
-    ``access_log`` and ``telemetry`` switch ``server.accessLog`` and ``telemetry.enabled``."""
+    ``access_log`` and ``telemetry`` switch ``server.accessLog`` and ``telemetry.enabled``,
+    ``writer`` is ``telemetry.writer`` (process | inline)."""
     return _CONFIG.format(
         db=db,
         upstream=upstream,
@@ -51,4 +53,5 @@ def bench_config(
         workers=workers,
         access_log="true" if access_log else "false",
         telemetry="true" if telemetry else "false",
+        writer=writer,
     )

@@ -39,15 +39,17 @@ from overhead import (  # noqa: E402
     start,
     stop,
     wait_port,
+    writer_of,
     wrk,
 )
 
-# (label, accessLog, telemetry.enabled)
+# (label, accessLog, telemetry.enabled, telemetry.writer)
 VARIANTS = (
-    ("gateway as benchmarked", True, True),
-    ("accessLog: false", False, True),
-    ("telemetry off", True, False),
-    ("both off", False, False),
+    ("gateway as benchmarked", True, True, "process"),
+    ("telemetry.writer: inline", True, True, "inline"),
+    ("accessLog: false", False, True, "process"),
+    ("telemetry off", True, False, "process"),
+    ("both off", False, False, "process"),
 )
 
 
@@ -56,6 +58,7 @@ class Runs:
     rps: list[float] = field(default_factory=list)
     cpu_us: list[float] = field(default_factory=list)
     shares: list[float] = field(default_factory=list)
+    writer_us: list[float] = field(default_factory=list)  # the writer process's CPU
 
 
 def main() -> int:
@@ -76,13 +79,20 @@ def main() -> int:
     ]
     gateways: list[tuple[str, Target]] = []
     try:
-        for label, access_log, telemetry in VARIANTS:
+        for label, access_log, telemetry, writer in VARIANTS:
             for index in range(args.processes):
                 port = free_port()
                 config = tmp / f"{len(gateways)}.yaml"
                 db = str(tmp / f"{len(gateways)}.db")
                 config.write_text(
-                    bench_config(db, upstream, port, access_log=access_log, telemetry=telemetry)
+                    bench_config(
+                        db,
+                        upstream,
+                        port,
+                        access_log=access_log,
+                        telemetry=telemetry,
+                        writer=writer,
+                    )
                 )
                 serve = [sys.executable, "-m", "gateway.cli", "serve", "--config", str(config)]
                 processes.append(start(serve))
@@ -96,7 +106,7 @@ def main() -> int:
         for _, target in gateways:
             wrk(target, fixed, 32, 4)  # warm up
         floor_runs = Runs()
-        runs = {label: Runs() for label, _, _ in VARIANTS}
+        runs = {label: Runs() for label, *_ in VARIANTS}
         for round_index in range(args.rounds):
             before = cpu_seconds(floor.pid)
             measured = wrk(floor, BODY, 32, args.duration)
@@ -108,8 +118,13 @@ def main() -> int:
             turn = round_index * args.processes % len(gateways)
             for label, target in gateways[turn:] + gateways[:turn]:
                 before = cpu_seconds(target.pid, thread=target.pid)  # the loop's
+                child = writer_of(target.pid)
+                child_before = cpu_seconds(child) if child is not None else 0.0
                 measured = wrk(target, fixed, 32, args.duration)
                 spent = cpu_seconds(target.pid, thread=target.pid) - before
+                if child is not None:
+                    child_spent = cpu_seconds(child) - child_before
+                    runs[label].writer_us.append(1e6 * child_spent / measured["requests"])
                 runs[label].rps.append(measured["rps"])
                 runs[label].cpu_us.append(1e6 * spent / measured["requests"])
                 runs[label].shares.append(measured["rps"] / floor_runs.rps[-1])
@@ -126,7 +141,7 @@ def main() -> int:
     floor_cpu = statistics.median(floor_runs.cpu_us)
     print(f"  {'floor':26} {floor_rps:7.0f} req/s   CPU {floor_cpu:5.0f} µs/call (whole process)")
     base_cpu = statistics.median(runs[VARIANTS[0][0]].cpu_us)
-    for label, _, _ in VARIANTS:
+    for label, *_ in VARIANTS:
         found = runs[label]
         cpu = statistics.median(found.cpu_us)
         shares = " ".join(f"{100 * share:.0f}" for share in found.shares)
@@ -137,6 +152,9 @@ def main() -> int:
             f"   share {100 * statistics.median(found.shares):3.0f} %\n"
             f"  {'':26} runs: share {shares} %; loop {cpus} µs"
         )
+        if found.writer_us:
+            writer = statistics.median(found.writer_us)
+            print(f"  {'':26} its telemetry writer process: {writer:.0f} µs/call")
     print(
         f"\n75 % of the floor's req/s asks for a loop of about {floor_cpu / 0.75:.0f} µs per call;"
         f" issue 28's loop <= 2x the floor's, {2 * floor_cpu:.0f} µs"

@@ -24,6 +24,7 @@ shares). Prints:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -137,14 +138,29 @@ def cpu_seconds(pid: int, thread: int | None = None) -> float:
 
 
 def workers_of(pid: int) -> list[int]:
-    """The worker processes uvicorn started (not multiprocessing's resource tracker)."""
+    """The worker processes uvicorn started (not multiprocessing's resource tracker, nor
+    the telemetry writer process)."""
     found: list[int] = []
     for task in Path(f"/proc/{pid}/task").iterdir():
         for child in (task / "children").read_text().split():
             command = Path(f"/proc/{child}/cmdline").read_bytes()
-            if b"resource_tracker" not in command:
+            if b"resource_tracker" not in command and WRITER_CHILD not in command:
                 found.append(int(child))
     return found
+
+
+WRITER_CHILD = b"gateway.telemetry.writer_child"
+
+
+def writer_of(pid: int) -> int | None:
+    """The telemetry writer process of the serving process ``pid`` (telemetry.writer:
+    process), None without one."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            with contextlib.suppress(OSError):
+                if WRITER_CHILD in Path(f"/proc/{child}/cmdline").read_bytes():
+                    return int(child)
+    return None
 
 
 def ttfb(target: Target, body: dict[str, object], samples: int = 300) -> float:
@@ -253,7 +269,12 @@ def main() -> int:
             for name, target, body in plan:
                 before = cpu_seconds(target.pid)
                 loop_before = cpu_seconds(target.pid, thread=target.pid)
+                child = writer_of(target.pid) if target is gateway else None
+                child_before = cpu_seconds(child) if child is not None else 0.0
                 run = wrk(target, body, 32, d)
+                if child is not None:
+                    spent = cpu_seconds(child) - child_before
+                    figures[f"{name} writer cpu"] = spent / run["requests"]
                 figures[name] = run["rps"]
                 figures[f"{name} cpu"] = (cpu_seconds(target.pid) - before) / run["requests"]
                 loop = cpu_seconds(target.pid, thread=target.pid) - loop_before
@@ -293,6 +314,8 @@ def main() -> int:
         first_byte = rounds(n, ttfb_round)
         chunks = rounds(n, chunk_round)
         rss, hwm = memory_mb(gateway.pid)
+        writer = writer_of(gateway.pid)
+        writer_rss = memory_mb(writer)[0] if writer is not None else None
         workers: list[dict[str, float]] = []
         worker_memory: list[tuple[float, float]] = []
         workers_note = ""
@@ -361,6 +384,12 @@ def main() -> int:
         f"{loop_cpu / floor_cpu:.2f}x the floor's (whole process; issue 28: <= 2x)"
         f"  (rounds: {ratios})"
     )
+    if "fixed writer cpu" in throughput[0]:
+        writer_cpu = median_of(throughput, "fixed writer cpu") * 1e6
+        print(
+            f"  its telemetry writer process (telemetry.writer: process): {writer_cpu:.0f} µs"
+            " per call, off the serving loop"
+        )
     share = median_of(throughput, "share")
     shares = " ".join(f"{100 * run['share']:.0f}%" for run in throughput)
     print(f"  gateway (fixed) share of the floor: {100 * share:.1f} %  (rounds: {shares})")
@@ -385,6 +414,8 @@ def main() -> int:
         print(f"  {key:10} {median_of(chunks, key):6.2f} µs")
 
     print(f"\ngateway resident memory after the load: {rss:.0f} MB (peak {hwm:.0f} MB)")
+    if writer_rss is not None:
+        print(f"its telemetry writer process's resident memory: {writer_rss:.0f} MB")
     if workers_note:
         print(f"\nserver.workers: {workers_note}")
     if workers:

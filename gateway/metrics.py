@@ -107,7 +107,8 @@ class Metrics:
         )
         self.queue_depth = Gauge(
             "gateway_telemetry_queue_depth",
-            "Telemetry rows waiting to be written.",
+            "Telemetry rows waiting to be written (queued, or sent to the writer process"
+            " and not yet acknowledged).",
             registry=self.registry,
             multiprocess_mode="livesum",
         )
