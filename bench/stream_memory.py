@@ -5,13 +5,15 @@ serve`, telemetry on in SQLite, the access log on) with tracemalloc tracing, war
 a few streams, then takes a snapshot with no call open and another with ``--streams``
 paced streams open (the load client of bench/stream_load.py, in its own process, streams
 only, answers long enough to outlast the snapshot). Prints the gateway's own allocations
-per open stream (the difference of the two snapshots over the streams open then, counted
-as the live ``StreamRelay`` objects), the largest differences by where they were
-allocated, and the process's resident memory per open stream for comparison (higher:
-what tracemalloc does not see, C buffers and the allocator's slack, and the tracing's
-own cost).
+per open call (the difference of the two snapshots over the client connections open
+then; how many of them relay already is printed too), the largest differences by where
+they were allocated, and the process's resident memory per open call for comparison
+(higher: what tracemalloc does not see, the allocator's slack, and the tracing's own
+cost). With ``--frames 0`` nothing is traced: the resident memory per open call alone.
 
     python bench/stream_memory.py [--streams 300] [--frames 8] [--top 30]
+        [--group traceback|lineno|filename] [--wait 8]
+    python bench/stream_memory.py --frames 0 --streams 1000   # resident memory only, untraced
 """
 
 from __future__ import annotations
@@ -32,23 +34,25 @@ from bench_config import bench_config  # noqa: E402 - the sibling modules
 from overhead import free_port, start, stop, wait_port  # noqa: E402
 from stream_load import rss_kb  # noqa: E402
 
-# The gateway, run under tracemalloc; SIGUSR1 writes a snapshot and the open relays' count.
+# The gateway, run under tracemalloc; SIGUSR1 writes a snapshot and the open calls' count.
 _SERVE = """
-import gc, signal, sys, tracemalloc
-tracemalloc.start({frames})
+import gc, os, signal, sys, tracemalloc
+if {frames}:
+    tracemalloc.start({frames})
 count = 0
 def dump(*_):
     global count
     gc.collect()
-    snapshot = tracemalloc.take_snapshot()  # before the count, which allocates
+    snapshot = tracemalloc.take_snapshot() if {frames} else None  # before the count
     names = [type(o).__name__ for o in gc.get_objects()]
-    relays = names.count("StreamRelay")
-    print("open:", relays, "relays,", names.count("EdgeProtocol"), "client connections,",
-          names.count("ClientResponse"), "upstream answers", file=sys.stderr)
-    snapshot.dump(f"{out}.{{count}}")
-    del names, snapshot
-    with open(f"{out}.{{count}}.relays", "w") as file:
-        file.write(str(relays))
+    counts = f"{{names.count('StreamRelay')}} {{names.count('EdgeProtocol')}}"
+    del names
+    if snapshot is not None:
+        snapshot.dump(f"{out}.{{count}}")
+    del snapshot
+    with open(f"{out}.{{count}}.tmp", "w") as file:
+        file.write(counts)
+    os.rename(f"{out}.{{count}}.tmp", f"{out}.{{count}}.relays")
     count += 1
 signal.signal(signal.SIGUSR1, dump)
 from gateway.cli import main
@@ -64,14 +68,19 @@ def _client(port: int, streams: int, duration: float, out: Path) -> subprocess.P
     return start(command)
 
 
-def _snapshot(pid: int, out: Path, index: int) -> tuple[tracemalloc.Snapshot, int]:
+def _snapshot(
+    pid: int, out: Path, index: int
+) -> tuple[tracemalloc.Snapshot | None, tuple[int, int]]:
     os.kill(pid, signal.SIGUSR1)
     relays = Path(f"{out}.{index}.relays")
     deadline = time.monotonic() + 120
     while not relays.exists() and time.monotonic() < deadline:
         time.sleep(0.2)
     time.sleep(0.5)
-    return tracemalloc.Snapshot.load(f"{out}.{index}"), int(relays.read_text())
+    path = Path(f"{out}.{index}")
+    snapshot = tracemalloc.Snapshot.load(str(path)) if path.exists() else None
+    relaying, connections = relays.read_text().split()
+    return snapshot, (int(relaying), int(connections))
 
 
 def _short(frame: tracemalloc.Frame) -> str:
@@ -83,7 +92,7 @@ def _short(frame: tracemalloc.Frame) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--streams", type=int, default=300)
-    parser.add_argument("--frames", type=int, default=8)
+    parser.add_argument("--frames", type=int, default=8, help="0: no tracing, RSS only")
     parser.add_argument("--wait", type=float, default=8, help="seconds before the snapshot")
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--group", default="traceback", choices=["traceback", "lineno", "filename"])
@@ -115,15 +124,20 @@ def main() -> int:
     finally:
         stop(gateway)
         stop(upstream)
-    opened = open_after - open_before
+    # Per open call (a client connection): a call still opening its stream holds memory
+    # too, and under load some are.
+    opened = open_after[1] - open_before[1]
+    print(f"open: {open_before[1]} -> {open_after[1]} calls, {open_after[0]} of them relaying")
+    print(
+        f"RSS: {idle_rss / 1024:.0f} -> {held_rss / 1024:.0f} MB, "
+        f"{(held_rss - idle_rss) / max(opened, 1):.1f} KiB a stream"
+        + (" (traced process)" if args.frames else "")
+    )
+    if before is None or after is None:
+        return 0
     diff = after.compare_to(before, args.group)
     total = sum(stat.size_diff for stat in diff)
-    print(f"open streams: {open_before} -> {open_after}")
     print(f"traced: {total / 1024:.0f} KiB more, {total / max(opened, 1) / 1024:.2f} KiB a stream")
-    print(
-        f"RSS (traced process): {idle_rss / 1024:.0f} -> {held_rss / 1024:.0f} MB, "
-        f"{(held_rss - idle_rss) / max(opened, 1):.1f} KiB a stream"
-    )
     print(f"\ntop {args.top} by size (bytes a stream, objects a stream, where):")
     for stat in diff[: args.top]:
         where = " <- ".join(_short(frame) for frame in reversed(list(stat.traceback)))
