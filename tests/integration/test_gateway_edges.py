@@ -64,8 +64,11 @@ def test_telemetry_disabled_writes_nothing(upstream: FakeUpstream, sqlite_url: s
         gateway.stop()
 
 
-def test_a_database_outage_never_fails_a_call(upstream: FakeUpstream, sqlite_url: str) -> None:
-    gateway = RunningGateway(gateway_yaml(upstream.url, sqlite_url))
+@pytest.mark.parametrize("writer", ["process", "inline"])
+def test_a_database_outage_never_fails_a_call(
+    upstream: FakeUpstream, sqlite_url: str, writer: str
+) -> None:
+    gateway = RunningGateway(gateway_yaml(upstream.url, sqlite_url), writer=writer)
     try:
 
         async def rename(old: str, new: str) -> None:
