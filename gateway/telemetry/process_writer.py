@@ -207,7 +207,12 @@ class ProcessWriter:
             count = min(self._batch_size, len(self._queue))
             batch = [self._queue.popleft() for _ in range(count)]
             key = self._keys.next()
-            data = _encode(key, batch)
+            try:
+                data = _encode(key, batch)
+            except Exception:  # a bug: these rows are given up on, the sender goes on
+                log.exception("telemetry: a batch of %d rows could not be encoded", count)
+                await self._settle(0, count)
+                continue
             self._unacked[key] = (data, count)
             self._sent_any = True
             self._unacked_rows += count

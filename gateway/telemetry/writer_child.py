@@ -21,7 +21,7 @@ import sys
 
 from gateway.db.engine import create_engine
 from gateway.logs import drain, logging_config
-from gateway.telemetry.batches import BatchWriter, Entry, RetryPolicy
+from gateway.telemetry.batches import BatchWriter, Entry, Outcome, RetryPolicy
 from gateway.telemetry.wire import HEADER, MAX_FRAME, Ack, Batch, Failed, Setup, frame, to_child
 
 log = logging.getLogger("gateway.telemetry.writer")
@@ -92,7 +92,11 @@ async def run() -> None:
                 Entry(record, detail, own_detail=True)
                 for record, detail in zip(batch.records, batch.details, strict=True)
             ]
-            outcome = await writer.write(batch.key, entries)
+            try:
+                outcome = await writer.write(batch.key, entries)
+            except Exception:  # a bug: the batch is given up on, not sent again forever
+                log.exception("telemetry: a batch of %d rows could not be written", len(entries))
+                outcome = Outcome(dropped=len(entries))
             output.send(Ack(batch.key, outcome.written, outcome.dropped, outcome.rejected))
     finally:
         reading.cancel()
