@@ -110,7 +110,16 @@ class _ReadDeadline:
     what arrived: its client is slow) the silence is not the upstream's, as with aiohttp.
     """
 
-    __slots__ = ("_content", "_handle", "_loop", "_protocol", "_seen", "_since", "_timeout")
+    __slots__ = (
+        "_content",
+        "_handle",
+        "_loop",
+        "_paused",
+        "_protocol",
+        "_seen",
+        "_since",
+        "_timeout",
+    )
     CHECKS = 4
 
     def __init__(
@@ -122,6 +131,7 @@ class _ReadDeadline:
         self._loop = loop = asyncio.get_running_loop()
         self._seen = content.total_bytes
         self._since = loop.time()  # when the bytes received last changed (as seen here)
+        self._paused = _reading_paused(protocol)  # as seen at the last look
         # The connection's timer, armed at its last read, goes on until its next read.
         protocol.read_timeout = None
         self._handle: asyncio.TimerHandle | None = loop.call_at(
@@ -141,7 +151,12 @@ class _ReadDeadline:
             return  # the body is complete or has failed: nothing more to bound
         now = self._loop.time()
         total = content.total_bytes
-        if total != self._seen or _reading_paused(protocol):
+        paused = _reading_paused(protocol)
+        # A pause seen at the last look may have ended at any time since: the upstream's
+        # silence is counted from now, never from before its end (aiohttp's timer starts
+        # again when reading resumes).
+        was_paused, self._paused = self._paused, paused
+        if total != self._seen or paused or was_paused:
             self._seen = total
             self._since = now
         elif now - self._since >= self._timeout:

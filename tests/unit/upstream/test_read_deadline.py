@@ -7,12 +7,13 @@ aiohttp server on loopback."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import aiohttp
 import pytest
 from aiohttp import web
 
+from gateway.upstream import http
 from gateway.upstream.http import TRANSPORT_ERRORS, UpstreamHTTP
 
 TIMEOUT = 0.4
@@ -109,3 +110,90 @@ async def test_a_reader_slower_than_the_bound_is_not_an_upstream_silence(upstrea
         assert total == 64 * 65536
     finally:
         await client.aclose()
+
+
+class _Clock:
+    """A loop's time and timers, moved by hand: where a resume falls between two looks of
+    the deadline decides this case, and a real socket cannot place it."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.timers: list[tuple[float, Callable[[], None]]] = []
+
+    def time(self) -> float:
+        return self.now
+
+    def call_at(self, when: float, callback: Callable[[], None]) -> _Timer:
+        timer = _Timer(self, (when, callback))
+        self.timers.append(timer.entry)
+        return timer
+
+    def advance_to(self, until: float) -> None:
+        """Run the timers due up to ``until`` (the deadline keeps one at a time)."""
+        while self.timers and min(t for t, _ in self.timers) <= until:
+            self.timers.sort(key=lambda timer: timer[0])
+            when, callback = self.timers.pop(0)
+            self.now = when
+            callback()
+        self.now = until
+
+
+class _Timer:
+    def __init__(self, clock: _Clock, entry: tuple[float, Callable[[], None]]) -> None:
+        self.clock, self.entry = clock, entry
+
+    def cancel(self) -> None:
+        if self.entry in self.clock.timers:
+            self.clock.timers.remove(self.entry)
+
+
+class _Protocol:
+    def __init__(self) -> None:
+        self.read_timeout: float | None = TIMEOUT
+        self.transport: object | None = object()
+        self._reading_paused = False
+        self._buffer_paused = False
+        self.failed: BaseException | None = None
+
+    def set_exception(self, error: BaseException) -> None:
+        self.failed = error
+
+
+class _Content:
+    def __init__(self) -> None:
+        self.total_bytes = 0
+        self.failed: BaseException | None = None
+
+    def is_eof(self) -> bool:
+        return False
+
+    def exception(self) -> BaseException | None:
+        return self.failed
+
+    def set_exception(self, error: BaseException) -> None:
+        self.failed = error
+
+
+def test_the_silence_after_a_pause_of_reading_is_counted_from_its_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """aiohttp's timer starts again when reading resumes: a body whose upstream is quiet for
+    less than the bound after the gateway took what it held has not timed out, wherever the
+    resume falls between two looks of the deadline."""
+    clock = _Clock()
+    monkeypatch.setattr(http.asyncio, "get_running_loop", lambda: clock)
+    protocol, content = _Protocol(), _Content()
+    deadline = http._ReadDeadline(protocol, content, TIMEOUT)  # type: ignore[arg-type]
+    step = TIMEOUT / http._ReadDeadline.CHECKS
+    assert protocol.read_timeout is None  # the connection's own timer is off
+    protocol._reading_paused = True  # the gateway's client is slow: aiohttp stops reading
+    clock.advance_to(3 * step + step / 10)  # the last look saw it paused
+    protocol._reading_paused = False  # what was held is taken; no byte is pending
+    resumed = 4 * step - step / 10
+    clock.advance_to(resumed)
+    clock.advance_to(resumed + TIMEOUT - step / 10)  # quiet for less than the bound since
+    assert content.failed is None and protocol.failed is None
+    clock.advance_to(resumed + TIMEOUT + 2 * step)  # and past it: it fails as aiohttp does
+    assert isinstance(content.failed, aiohttp.SocketTimeoutError)
+    assert protocol.failed is content.failed
+    deadline.stop()
