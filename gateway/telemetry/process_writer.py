@@ -90,7 +90,6 @@ class ProcessWriter:
         self._settled = 0
         self._urgent = 0
         self._stopping = False
-        self._sent_any = False
         self._closing = False  # everything sent: the process's stdin is to be closed
         self._stdin: asyncio.StreamWriter | None = None
         self._process: asyncio.subprocess.Process | None = None
@@ -163,8 +162,9 @@ class ProcessWriter:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(sender), self._settings.stop_timeout)
         self._closing = True
-        if not self._sent_any and not self._queue:
-            self._kill()  # it never had anything to write: no need to wait for its start
+        if not self._unacked and not self._queue:
+            # Everything it was sent is committed: nothing to wait for (not even its start).
+            self._kill()
         self._close_stdin()
         owner = self._owner
         if owner is not None:
@@ -214,7 +214,6 @@ class ProcessWriter:
                 await self._settle(0, count)
                 continue
             self._unacked[key] = (data, count)
-            self._sent_any = True
             self._unacked_rows += count
             stdin = self._stdin
             if stdin is not None:  # else the process is starting again: it gets them all
@@ -331,6 +330,8 @@ class ProcessWriter:
         self._unacked_rows -= sent[1]
         self.rejected += ack.rejected
         await self._settle(ack.written, ack.dropped)
+        if self._closing and not self._unacked:
+            self._kill()  # the last batch is committed: its exit would only take longer
 
     async def _settle(self, written: int, dropped: int) -> None:
         self.written += written

@@ -137,11 +137,13 @@ async def test_stop_writes_everything_queued_and_ends_the_process(
     await writer.start()
     for index in range(5):
         writer.submit(make_record(request_id=f"r{index}"))
+    await writer.flush()
     process = writer._process
+    writer.submit(make_record(request_id="r5"))
     await writer.stop()  # the batch was waiting to fill: stop sends it at once
-    assert len(await _rows(engine, telemetry)) == 5
-    assert writer.written == 5 and writer.pid is None
-    assert process is None or process.returncode == 0
+    assert len(await _rows(engine, telemetry)) == 6
+    assert writer.written == 6 and writer.pid is None
+    assert process is not None and process.returncode is not None  # ended
 
 
 async def test_the_bound_counts_records_sent_but_not_acknowledged(database_url: str) -> None:
