@@ -152,6 +152,9 @@ def test_sigterm_to_the_process_group_right_after_the_calls_loses_no_row(
     config = _config(tmp_path, upstream, database_url)
     with serving(config, "--port", str(port), port=port, env=ENVIRON, session=True) as served:
         _wait_for(lambda: _writer_pids(served.process.pid), "no writer process started")
+        [writer] = _writer_pids(served.process.pid)
+        command = Path(f"/proc/{writer}/cmdline").read_bytes().decode()
+        assert database_url not in command and "gateway.db" not in command  # sent on stdin
         request_ids = _calls(served.base, 60)
         output = _stop_group(served)  # the last rows are still queued in the server
     assert served.process.returncode in (0, -signal.SIGTERM), output  # uvicorn re-raises it
