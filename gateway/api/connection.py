@@ -244,6 +244,7 @@ class EdgeProtocol(HttpToolsProtocol):
         "_last_read",
         "_linger_started",
         "_linger_timer",
+        "_lost_soon",
         "_on_lost",
         "_phase",
         "discarding",
@@ -276,6 +277,7 @@ class EdgeProtocol(HttpToolsProtocol):
         self._linger_timer: asyncio.TimerHandle | None = None
         self._cycle_transport: _CycleTransport | None = None
         self._on_lost: Callable[[], None] | None = None
+        self._lost_soon: asyncio.Handle | None = None  # a lost connection's callback, due
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -301,9 +303,15 @@ class EdgeProtocol(HttpToolsProtocol):
         """``callback`` is called once if the connection is lost before it is unset (None):
         what a stream's relay is told by instead of a task of its own waiting on
         ``receive()`` for ``http.disconnect`` (the task and its waits were about 2.5 KiB of
-        every open stream). A connection already lost calls it at the loop's next turn."""
+        every open stream). A connection already lost calls it at the loop's next turn,
+        unless it is unset before then: a relay that ends without suspending is not
+        cancelled after it returned."""
+        if self._lost_soon is not None:
+            self._lost_soon.cancel()
+            self._lost_soon = None
         if callback is not None and self.transport.is_closing():
-            self.loop.call_soon(callback)
+            self._on_lost = None
+            self._lost_soon = self.loop.call_soon(callback)
             return
         self._on_lost = callback
 
