@@ -262,7 +262,12 @@ def _serve(args: argparse.Namespace) -> int:
         return 1
     import uvicorn
 
-    from gateway.api.serving import log_open_file_limit, raise_open_file_limit, uvicorn_options
+    from gateway.api.serving import (
+        exit_cleanly_on_sigterm,
+        log_open_file_limit,
+        raise_open_file_limit,
+        uvicorn_options,
+    )
 
     log_open_file_limit(raise_open_file_limit(), config.server)  # workers inherit it
     # uvicorn applies the same logging config in every worker it starts; its own access
@@ -299,6 +304,7 @@ def _serve(args: argparse.Namespace) -> int:
     from gateway.api.app import create_app
 
     app = create_app(config, config_file=config_file, digest=loaded.digest, settle_collector=True)
+    exit_cleanly_on_sigterm()  # what uvicorn re-raises SIGTERM into after its shutdown
     uvicorn.run(app, **common)
     return 0
 

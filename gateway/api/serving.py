@@ -1,12 +1,19 @@
 """How the gateway is served: uvicorn's options (one source for ``gateway serve`` and the
-tests, so the connection bounds hold in both) and the process's open-file limit."""
+tests, so the connection bounds hold in both), the process's open-file limit, and how a
+SIGTERM ends a serving process."""
 
 from __future__ import annotations
 
 import functools
 import logging
+import os
+import signal
+import sys
+import threading
+from types import FrameType
 from typing import Any
 
+from gateway import logs
 from gateway.api.connection import EdgeLimits, EdgeProtocol
 from gateway.domain.settings import ServerSettings
 
@@ -74,3 +81,32 @@ def log_open_file_limit(limits: tuple[int, int] | None, server: ServerSettings) 
             server.max_connections,
             needed,
         )
+
+
+def exit_cleanly_on_sigterm() -> None:
+    """Make SIGTERM end this process with status 0 once every line it logged is on stderr.
+
+    Call it on the main thread just before uvicorn's server captures the signals (before
+    ``uvicorn.run``; in a worker before its server runs). uvicorn records the handler in
+    force as the original one, answers SIGTERM with its graceful shutdown (the drain,
+    the lifespan's shutdown, "Finished server process"), puts the original handler back
+    and raises the signal again into it. With the default handler the process then died
+    of the signal: exit status -15, atexit never ran, and the lines still queued for the
+    log writer thread (gateway.logs) were lost. This handler writes them out, flushes
+    stdout and stderr and ends the process at once with status 0 (docs/operations.md,
+    "Stopping and draining a replica"); nothing else runs after it, as with the signal.
+    SIGINT is left alone: uvicorn re-raises it as KeyboardInterrupt, which exits
+    normally. Off the main thread (an embedded server) there is nothing to install."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _exit_after_sigterm)
+
+
+def _exit_after_sigterm(sig: int, frame: FrameType | None) -> None:
+    logs.drain()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except Exception:  # a closed or broken stream: nothing more to write there
+            pass
+    os._exit(0)
