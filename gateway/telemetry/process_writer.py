@@ -53,6 +53,16 @@ def separate_process_can_open(url: str) -> bool:
     return not memory
 
 
+def retry_window(settings: WriterSettings) -> float:
+    """Seconds of backoff the retry policy spends on one batch before it gives it up
+    (the waits between its attempts; the default 45 attempts: about 320 s)."""
+    total, delay = 0.0, settings.retry_delay
+    for _ in range(max(0, settings.retry_attempts - 1)):
+        total += delay
+        delay = min(delay * 2, settings.retry_max_delay)
+    return total
+
+
 def _encode(key: str, batch: list[TelemetryRecord]) -> bytes:
     details = [routing_detail(record) for record in batch]
     bare = [
@@ -88,6 +98,7 @@ class ProcessWriter:
         self._settled_changed = asyncio.Condition()
         self._accepted = 0
         self._settled = 0
+        self._heard = 0  # answers from writer processes (acknowledgements, failed attempts)
         self._urgent = 0
         self._stopping = False
         self._closing = False  # everything sent: the process's stdin is to be closed
@@ -137,16 +148,38 @@ class ProcessWriter:
         self._owner = asyncio.create_task(self._own_process(), name="telemetry-writer-process")
         self._sender = asyncio.create_task(self._send_loop(), name="telemetry-writer")
 
+    @property
+    def flush_patience(self) -> float:
+        """Seconds ``flush()`` waits while the writer process says nothing: the retry
+        policy's backoff (how long it retries one batch before it gives the batch up and
+        answers) plus ``stop_timeout``."""
+        return retry_window(self._settings) + self._settings.stop_timeout
+
     async def flush(self) -> None:
-        """Wait until every record submitted so far is written (or given up on)."""
+        """Wait until every record submitted so far is written (or given up on), or until
+        the writer process has answered nothing (no batch acknowledged, no failed attempt
+        reported) for ``flush_patience`` seconds: one that cannot start or hangs. The rows
+        it holds then stay held (sent again to the next writer process), not dropped."""
         target = self._accepted
         if self._sender is None or self._sender.done():
             return
         self._urgent += 1
         self._wake.set()
+        patience = self.flush_patience
         try:
             async with self._settled_changed:
-                await self._settled_changed.wait_for(lambda: self._settled >= target)
+                while self._settled < target:
+                    heard = self._heard
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._settled_changed.wait(), patience)
+                    if self._heard == heard and self._settled < target:
+                        log.warning(
+                            "telemetry: flush gave up after %.1f s without an answer from"
+                            " the writer process; %d rows are still held",
+                            patience,
+                            self.queue_depth,
+                        )
+                        return
         finally:
             self._urgent -= 1
 
@@ -320,6 +353,7 @@ class ProcessWriter:
             message = from_child.decode(body)
             if isinstance(message, Failed):
                 self.failed_batches += message.count
+                await self._answered()
             elif isinstance(message, Ack):
                 await self._acknowledged(message)
 
@@ -333,9 +367,16 @@ class ProcessWriter:
         if self._closing and not self._unacked:
             self._kill()  # the last batch is committed: its exit would only take longer
 
+    async def _answered(self) -> None:
+        """A failed attempt reported: the writer process is alive (``flush()`` waits on)."""
+        async with self._settled_changed:
+            self._heard += 1
+            self._settled_changed.notify_all()
+
     async def _settle(self, written: int, dropped: int) -> None:
         self.written += written
         self.dropped += dropped
         async with self._settled_changed:
+            self._heard += 1
             self._settled += written + dropped
             self._settled_changed.notify_all()

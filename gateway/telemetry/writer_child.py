@@ -19,6 +19,8 @@ import logging.config
 import signal
 import sys
 
+import msgspec
+
 from gateway.db.engine import create_engine
 from gateway.logs import drain, logging_config
 from gateway.telemetry.batches import BatchWriter, Entry, Outcome, RetryPolicy
@@ -44,15 +46,42 @@ class _Output:
             self.gone = True
 
 
-async def _frames(reader: asyncio.StreamReader, into: asyncio.Queue[Batch | None]) -> None:
+class _Unread(msgspec.Struct, tag="batch", array_like=True):
+    """A batch frame whose records do not decode (a bug in the serving process): its key
+    and how many rows it had, to acknowledge it as dropped."""
+
+    key: str
+    records: list[msgspec.Raw]
+
+
+_unread = msgspec.msgpack.Decoder(_Unread)
+
+
+def _batch(body: bytes) -> Batch | _Unread | None:
+    try:
+        message = to_child.decode(body)
+    except msgspec.ValidationError as exc:
+        unread = _unread.decode(body)  # else the frames make no sense: this process ends
+        log.error(
+            "telemetry: a batch of %d rows could not be read (%s); dropped",
+            len(unread.records),
+            str(exc)[:200],
+        )
+        return unread
+    return message if isinstance(message, Batch) else None
+
+
+async def _frames(
+    reader: asyncio.StreamReader, into: asyncio.Queue[Batch | _Unread | None]
+) -> None:
     try:
         while True:
             header = await reader.readexactly(HEADER.size)
             (size,) = HEADER.unpack(header)
             if size > MAX_FRAME:
                 raise ValueError(f"a frame of {size} bytes")
-            message = to_child.decode(await reader.readexactly(size))
-            if isinstance(message, Batch):
+            message = _batch(await reader.readexactly(size))
+            if message is not None:
                 into.put_nowait(message)
     except asyncio.IncompleteReadError:
         pass  # the end of stdin: the serving process is done, or gone
@@ -84,19 +113,23 @@ async def run() -> None:
         RetryPolicy(setup.retry_attempts, setup.retry_delay, setup.retry_max_delay),
         on_failure=lambda: output.send(Failed()),
     )
-    batches: asyncio.Queue[Batch | None] = asyncio.Queue()
+    batches: asyncio.Queue[Batch | _Unread | None] = asyncio.Queue()
     reading = asyncio.create_task(_frames(reader, batches))
     try:
         while (batch := await batches.get()) is not None:
-            entries = [
-                Entry(record, detail, own_detail=True)
-                for record, detail in zip(batch.records, batch.details, strict=True)
-            ]
-            try:
-                outcome = await writer.write(batch.key, entries)
-            except Exception:  # a bug: the batch is given up on, not sent again forever
-                log.exception("telemetry: a batch of %d rows could not be written", len(entries))
-                outcome = Outcome(dropped=len(entries))
+            count = len(batch.records)
+            if isinstance(batch, _Unread):
+                outcome = Outcome(dropped=count)
+            else:
+                try:
+                    entries = [
+                        Entry(record, detail, own_detail=True)
+                        for record, detail in zip(batch.records, batch.details, strict=True)
+                    ]
+                    outcome = await writer.write(batch.key, entries)
+                except Exception:  # a bug: the batch is given up on, not sent again forever
+                    log.exception("telemetry: a batch of %d rows could not be written", count)
+                    outcome = Outcome(dropped=count)
             output.send(Ack(batch.key, outcome.written, outcome.dropped, outcome.rejected))
     finally:
         reading.cancel()

@@ -12,6 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 import msgspec
+import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -19,6 +20,7 @@ from gateway.db.tables import telemetry, usage_daily
 from gateway.domain.failures import ErrorClass
 from gateway.domain.usage import UsageSource
 from gateway.routing.detail import AttemptNote, CallTrail
+from gateway.telemetry import process_writer
 from gateway.telemetry.batches import MAX_PIECE
 from gateway.telemetry.process_writer import ProcessWriter, separate_process_can_open
 from gateway.telemetry.records import TelemetryRecord, routing_detail
@@ -151,3 +153,65 @@ async def test_the_bound_counts_records_sent_but_not_acknowledged(database_url: 
     for index in range(5):  # not started: nothing is sent, the queue fills
         writer.submit(make_record(request_id=f"r{index}"))
     assert (writer.queue_depth, writer.dropped) == (3, 2)
+
+
+async def test_flush_ends_when_no_writer_process_ever_answers(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    # A driver no writer process can load: every one it starts ends at once.
+    url = "postgresql+nosuchdriver://gateway:s3cr3t-pw@127.0.0.1:1/gateway"
+    settings = WriterSettings(
+        retry_attempts=2, retry_delay=0.05, retry_max_delay=0.05, stop_timeout=0.5
+    )
+    writer = ProcessWriter(url, settings)
+    assert writer.flush_patience == 0.05 + 0.5
+    await writer.start()
+    writer.submit(make_record(request_id="r0"))
+    await asyncio.wait_for(writer.flush(), 60)  # main: waited forever
+    assert writer.queue_depth == 1 and writer.dropped == 0  # held, not given up on
+    assert writer.restarts >= 1
+    await writer.stop()
+    assert (writer.queue_depth, writer.dropped) == (0, 1)
+    assert "s3cr3t-pw" not in capfd.readouterr().err  # the URL's password is never logged
+
+
+async def test_a_batch_the_writer_process_cannot_read_is_dropped_not_sent_again(
+    engine: AsyncEngine, database_url: str
+) -> None:
+    restarted: list[str] = []
+    writer = ProcessWriter(database_url, WriterSettings(batch_size=1), on_restart=restarted.append)
+    await writer.start()
+    writer.submit(make_record(request_id="before"))
+    await writer.flush()
+    # A bug in the serving process: a value its type does not allow (encoded, not read).
+    writer.submit(make_record(request_id="bad", http_status="two hundred"))  # type: ignore[arg-type]
+    writer.submit(make_record(request_id="after"))
+    await asyncio.wait_for(writer.flush(), 60)  # main: sent to a new process forever
+    assert (writer.written, writer.dropped, writer.queue_depth) == (2, 1, 0)
+    assert restarted == []
+    await writer.stop()
+    rows = await _rows(engine, telemetry)
+    assert sorted(row["correlation_id"] for row in rows) == ["after", "before"]
+
+
+async def test_a_batch_whose_write_fails_with_a_bug_is_dropped_not_sent_again(
+    engine: AsyncEngine, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def encode(key: str, batch: list[TelemetryRecord]) -> bytes:
+        details = [routing_detail(record) for record in batch]
+        if batch[0].request_id == "bad":  # a bug: one detail too many
+            details.append(None)
+        return batch_frame(key, batch, details)
+
+    monkeypatch.setattr(process_writer, "_encode", encode)
+    restarted: list[str] = []
+    writer = ProcessWriter(database_url, WriterSettings(batch_size=1), on_restart=restarted.append)
+    await writer.start()
+    for request_id in ("before", "bad", "after"):
+        writer.submit(make_record(request_id=request_id))
+    await asyncio.wait_for(writer.flush(), 60)  # main: the writer process died on it, again
+    assert (writer.written, writer.dropped, writer.queue_depth) == (2, 1, 0)
+    assert restarted == []
+    await writer.stop()
+    rows = await _rows(engine, telemetry)
+    assert sorted(row["correlation_id"] for row in rows) == ["after", "before"]
