@@ -16,6 +16,7 @@ about 10 MB of a serving process that never uses them (docs/performance.md).
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import functools
 import os
@@ -76,16 +77,18 @@ class _AiohttpResponse:
 
     def chunks(self) -> AsyncIterator[bytes]:
         # What has arrived, at most CHUNK_BYTES at a time: a stream decoder then sees the
-        # events before a later oversize one in separate pieces. aiohttp's own iterator,
-        # not a generator around it: a paced stream takes a step per event.
+        # events before a later oversize one in separate pieces. An iterator object, not a
+        # generator: a paced stream takes a step per event.
         response = self._response
         connection = response.connection
         protocol = None if connection is None else connection.protocol
+        chunked = "chunked" in response.headers.get("transfer-encoding", "").lower()
+        lean_queues(response.content, protocol, chunked=chunked)
         if self._deadline is None and isinstance(protocol, ResponseHandler):
             timeout = protocol.read_timeout
             if timeout:  # the body's waits for bytes are bounded by a lazy deadline
                 self._deadline = _ReadDeadline(protocol, response.content, timeout)
-        return response.content.iter_chunked(CHUNK_BYTES)
+        return _Chunks(response.content)
 
     async def aclose(self) -> None:
         deadline = self._deadline
@@ -93,6 +96,60 @@ class _AiohttpResponse:
             self._deadline = None
             deadline.stop()
         self._response.release()
+
+
+class _Chunks:
+    """``StreamReader.iter_chunked(CHUNK_BYTES)`` in one small object: aiohttp's is an
+    iterator around a lambda and its closure, about 440 bytes an open stream."""
+
+    __slots__ = ("_content",)
+
+    def __init__(self, content: aiohttp.StreamReader) -> None:
+        self._content = content
+
+    def __aiter__(self) -> _Chunks:
+        return self
+
+    async def __anext__(self) -> bytes:
+        chunk = await self._content.read(CHUNK_BYTES)
+        if not chunk:
+            raise StopAsyncIteration
+        return chunk
+
+
+class LeanQueue(list[Any]):
+    """``collections.deque``'s ``append``, ``appendleft``, ``popleft``, indexing and length
+    as a list. aiohttp holds what arrived of an answer in three deques (the body's bytes,
+    where its HTTP chunks end, the connection's parsed messages), about 760 bytes each
+    when made; a paced stream's hold a few items at most (aiohttp pauses reading past a
+    bound), and a list of them is about 100 bytes (docs/performance.md)."""
+
+    __slots__ = ()
+
+    def appendleft(self, item: Any) -> None:
+        self.insert(0, item)
+
+    def popleft(self) -> Any:
+        return self.pop(0)
+
+
+# The deques swapped (tests/unit/upstream/test_lean_queues.py fails if aiohttp renames one).
+_BODY_QUEUES = ("_buffer", "_http_chunk_splits")  # of an aiohttp.StreamReader
+_CONNECTION_QUEUE = "_buffer"  # of a ResponseHandler (an aiohttp DataQueue)
+
+
+def lean_queues(content: aiohttp.StreamReader, protocol: object, *, chunked: bool) -> None:
+    """Swap the deques of an answer's body (and of its connection) for ``LeanQueue``s,
+    with what they hold; any other type is left as it is. A chunked body whose first
+    chunk has not arrived gets its (empty) list of chunk ends now: aiohttp makes the deque
+    at that chunk, unless one is there."""
+    if chunked and content.total_bytes == 0 and getattr(content, _BODY_QUEUES[1], 0) is None:
+        setattr(content, _BODY_QUEUES[1], LeanQueue())
+    for owner, names in ((content, _BODY_QUEUES), (protocol, (_CONNECTION_QUEUE,))):
+        for name in names:
+            queue = getattr(owner, name, None)
+            if type(queue) is collections.deque:
+                setattr(owner, name, LeanQueue(queue))
 
 
 class _ReadDeadline:
