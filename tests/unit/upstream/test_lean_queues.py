@@ -1,8 +1,9 @@
 """An answer's aiohttp deques are swapped for lists (``gateway.upstream.http.LeanQueue``,
 about 660 bytes less each for an open stream): the swap happens on the aiohttp installed
 (this fails if it renames or retypes them) and a body still reads whole and in order,
-whether it arrives in many small HTTP chunks, in large ones, or with a length. A real
-aiohttp server on loopback."""
+whether it arrives in many small HTTP chunks, in large ones, or with a length; and an
+open answer's headers are kept parsed only, not also as aiohttp's bytes. A real aiohttp
+server on loopback."""
 
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ async def _late(request: web.Request) -> web.StreamResponse:
 
 
 async def _whole(request: web.Request) -> web.Response:
-    return web.Response(body=b"".join(LARGE))
+    return web.Response(body=b"".join(LARGE), headers={f"x-h{i}": "v" * 30 for i in range(12)})
 
 
 @pytest.fixture
@@ -117,6 +118,21 @@ async def test_a_chunked_body_whose_first_chunk_is_not_in_gets_a_lean_list(
         assert body == b"".join(SMALL[:5])
         assert _type(content, "_http_chunk_splits") is LeanQueue  # aiohttp kept it
         response.release()
+
+
+async def test_an_open_answer_keeps_its_headers_once(upstream: str) -> None:
+    client = UpstreamHTTP()
+    try:
+        response = await client.post(f"{upstream}/whole", {}, b"{}", 5.0)
+        try:
+            raw = response._response.raw_headers  # type: ignore[attr-defined]
+            assert raw == ()  # aiohttp's bytes copy, dropped (fails if aiohttp renames it)
+            assert response.headers["X-H11"] == "v" * 30  # the parsed ones, kept
+            assert b"".join([chunk async for chunk in response.chunks()]) == b"".join(LARGE)
+        finally:
+            await response.aclose()
+    finally:
+        await client.aclose()
 
 
 @pytest.mark.parametrize("path", ["chunked?size=small", "chunked?size=large", "whole"])
