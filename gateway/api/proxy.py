@@ -176,6 +176,9 @@ async def _proxy(endpoint: Endpoint, scope: Scope, receive: Receive, send: Send)
             return
         await _refuse(scope, send, error_answer(error), request_id, endpoint, started)
         return
+    # The body's bytes, parsed now: not held by this frame for as long as a stream lasts
+    # (a long conversation's body is tens of KiB).
+    del raw
     pipeline = serving.pipeline
     ctx = pipeline.context(request, key, request_id, _trace_carrier(scope))
     if request.stream:
