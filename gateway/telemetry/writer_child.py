@@ -115,11 +115,17 @@ async def run() -> None:
     )
     batches: asyncio.Queue[Batch | _Unread | None] = asyncio.Queue()
     reading = asyncio.create_task(_frames(reader, batches))
+    outage = False  # the last batch written was dropped after the whole retry policy
     try:
         while (batch := await batches.get()) is not None:
             count = len(batch.records)
             if isinstance(batch, _Unread):
                 outcome = Outcome(dropped=count)
+            elif outage and reading.done():
+                # Stdin has ended (the serving process stops, or is gone): one retry policy
+                # for all that is left, not one per batch (hours of them).
+                outcome = Outcome(dropped=count)
+                log.error("telemetry: dropped %d rows, the database is still failing", count)
             else:
                 try:
                     entries = [
@@ -127,6 +133,7 @@ async def run() -> None:
                         for record, detail in zip(batch.records, batch.details, strict=True)
                     ]
                     outcome = await writer.write(batch.key, entries)
+                    outage = outcome.dropped > outcome.rejected
                 except Exception:  # a bug: the batch is given up on, not sent again forever
                     log.exception("telemetry: a batch of %d rows could not be written", count)
                     outcome = Outcome(dropped=count)

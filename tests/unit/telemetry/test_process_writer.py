@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -24,7 +25,17 @@ from gateway.telemetry import process_writer
 from gateway.telemetry.batches import MAX_PIECE
 from gateway.telemetry.process_writer import ProcessWriter, separate_process_can_open
 from gateway.telemetry.records import TelemetryRecord, routing_detail
-from gateway.telemetry.wire import Batch, batch_frame, to_child
+from gateway.telemetry.wire import (
+    HEADER,
+    Ack,
+    Batch,
+    Failed,
+    Setup,
+    batch_frame,
+    frame,
+    from_child,
+    to_child,
+)
 from gateway.telemetry.writer import WriterSettings
 from tests.unit.telemetry.factory import make_record
 
@@ -215,3 +226,35 @@ async def test_a_batch_whose_write_fails_with_a_bug_is_dropped_not_sent_again(
     await writer.stop()
     rows = await _rows(engine, telemetry)
     assert sorted(row["correlation_id"] for row in rows) == ["after", "before"]
+
+
+async def test_after_its_stdin_ends_the_writer_process_gives_up_on_an_outage_once() -> None:
+    # The serving process is gone (SIGKILL): the writer process has stdin's end and 40
+    # batches for a database that refuses every connection. One retry policy, not 40.
+    setup = Setup(
+        url="postgresql+asyncpg://gateway:pw@127.0.0.1:1/gateway",
+        retry_attempts=2,
+        retry_delay=0.01,
+        retry_max_delay=0.01,
+    )
+    frames = [frame(setup)]
+    for index in range(40):
+        frames.append(batch_frame(f"k:{index}", [make_record(request_id=f"r{index}")], [None]))
+    child = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "gateway.telemetry.writer_child",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    out, _ = await asyncio.wait_for(child.communicate(b"".join(frames)), 120)
+    answers = []
+    while out:
+        (size,) = HEADER.unpack(out[: HEADER.size])
+        answers.append(from_child.decode(out[HEADER.size : HEADER.size + size]))
+        out = out[HEADER.size + size :]
+    acks = [answer for answer in answers if isinstance(answer, Ack)]
+    assert [ack.key for ack in acks] == [f"k:{index}" for index in range(40)]
+    assert all((ack.written, ack.dropped) == (0, 1) for ack in acks)
+    assert sum(isinstance(answer, Failed) for answer in answers) == 2  # main: 80
+    assert child.returncode == 0
