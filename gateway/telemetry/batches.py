@@ -32,6 +32,7 @@ from gateway.db.engine import describe_error
 from gateway.db.failures import is_rejected_value
 from gateway.db.tables import telemetry, telemetry_batches
 from gateway.domain.clock import utc_now
+from gateway.domain.errors import GatewayException
 from gateway.telemetry.records import TelemetryRecord, to_row
 from gateway.telemetry.rollup import hourly_increments, rollup_statements
 from gateway.telemetry.rollup_levels import level_increments, level_statements
@@ -94,7 +95,7 @@ class Outcome:
     rejected: int = 0  # of dropped: rows set aside for a value the database refused
 
 
-class _AlreadyWritten(Exception):
+class _AlreadyWritten(GatewayException):
     """The batch's key is in telemetry_batches: committed before."""
 
 
