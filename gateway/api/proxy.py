@@ -206,16 +206,19 @@ async def _send_stream(
     async def emit(data: bytes) -> None:
         await send({"type": "http.response.body", "body": data, "more_body": True})
 
-    # The server's send() goes quiet once the client is gone, so the disconnect cancels the
-    # relay (which then closes the upstream stream and records the call) rather than
-    # letting it read a paid answer nobody receives. The gateway's own connection protocol
-    # says so by a callback; under another server a watcher task waits on receive().
+    # The server's send() goes quiet once the client is gone, so a disconnect while the
+    # upstream stream is read cancels the relay (which then closes the upstream stream and
+    # records the call) rather than letting it read a paid answer nobody receives. The
+    # gateway's own connection protocol says so by a callback; under another server a
+    # watcher task waits on receive().
     relay = asyncio.current_task()
     assert relay is not None
     hung_up = False
 
     def lost() -> None:
         nonlocal hung_up
+        if answer.relay.answered:
+            return  # a client closing after the answer's end does not cut its accounting short
         hung_up = True
         relay.cancel()
 

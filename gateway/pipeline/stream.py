@@ -86,14 +86,26 @@ class StreamRelay:
         # On /v1/responses and /v1/messages the usage is in an event the client reads anyway.
         self._typed = isinstance(opened.tracker, (ResponsesStreamTracker, MessagesStreamTracker))
         self._invalid = False  # an event that is not JSON ended the stream
+        self._reading = True  # the upstream stream is being read
         api_key = target.provider.api_key
         self._key = key_spellings(api_key) if api_key else ()
+
+    @property
+    def answered(self) -> bool:
+        """The answer's end has gone to the client, or the upstream stream is over. A client
+        that hangs up before stops a paid answer nobody receives; one that closes after it
+        (the openai SDK does at [DONE]) cuts nothing short: counting the answer's text, the
+        row and the holds are the call's own."""
+        return self._tracker.done or not self._reading
 
     async def run(self, emit: Emit) -> None:
         record = self.ctx.record
         record.http_status = 200
         try:
-            await self._relay(emit)
+            try:
+                await self._relay(emit)
+            finally:
+                self._reading = False
             if self._invalid:
                 record.error_class = INVALID
                 await emit(self._error_event(_NOT_JSON, _STREAM_CODES[INVALID]))

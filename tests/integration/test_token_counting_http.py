@@ -22,7 +22,7 @@ from gateway.usage.tokens import TiktokenCounter
 from tests.integration.budget_support import MESSAGES, budget_yaml
 from tests.support.counters import WatchedCounter
 from tests.support.fake_upstream import FakeUpstream
-from tests.support.gateway import RunningGateway
+from tests.support.gateway import TEST_KEY, RunningGateway
 
 BIG = 100_000  # characters: a text this long is held by the watched counter
 BIG_PROMPT = "Please read the whole contract below and list every obligation. " * 3_200
@@ -118,6 +118,34 @@ def test_a_stream_estimate_of_a_large_answer_is_counted_off_the_loop(
         row = next(r for r in gateway.rows(expect=2) if r["operation"] == "stream")
         assert row["success"] == 1 and row["usage_source"] == "estimated"
         # Counted as it went by, yet exactly what counting the whole answer gives.
+        assert row["estimated_output_tokens"] == TiktokenCounter().count_text(answer, "small")
+
+
+def test_a_client_closing_at_done_does_not_cut_the_answer_s_count_short(
+    upstream: FakeUpstream, tmp_path: Path
+) -> None:
+    """The openai SDK closes its connection at [DONE]. An answer shorter than the stream's
+    counting buffer yet long enough to be counted off the loop is counted after [DONE]
+    has gone out: that close is not a hang-up, the row holds the exact count."""
+    counter = WatchedCounter(hold_chars=20_000)
+    answer = "Each clause is quoted in full, then explained in plain words. " * 400  # 25,200
+    upstream.behave("small-model", report_usage=False, stream_pieces=[answer])
+    with gateway_with(counter, upstream, tmp_path) as gateway:
+        body = {"model": "chat", "messages": MESSAGES, "stream": True}
+        headers = {"Authorization": f"Bearer {TEST_KEY}"}
+        with (
+            httpx.Client(timeout=20) as client,
+            client.stream(
+                "POST", f"{gateway.url}/v1/chat/completions", json=body, headers=headers
+            ) as response,
+        ):
+            for line in response.iter_lines():
+                if line == "data: [DONE]":
+                    break  # closed here, as the SDK does, while the answer is still counted
+        assert counter.holding.wait(20), "the answer was never counted"
+        counter.release.set()
+        row = gateway.rows(expect=1)[0]
+        assert row["success"] == 1 and row["usage_source"] == "estimated"
         assert row["estimated_output_tokens"] == TiktokenCounter().count_text(answer, "small")
 
 
