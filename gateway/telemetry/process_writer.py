@@ -34,7 +34,7 @@ from sqlalchemy.engine import make_url
 from gateway.tasks import next_backoff
 from gateway.telemetry.records import TelemetryRecord, routing_detail
 from gateway.telemetry.wire import HEADER, Ack, Failed, Setup, batch_frame, frame, from_child
-from gateway.telemetry.writer import BatchKeys, WriterSettings
+from gateway.telemetry.writer import BatchKeys, QueueFront, WriterSettings
 
 log = logging.getLogger("gateway.telemetry.writer")
 
@@ -72,7 +72,7 @@ def _encode(key: str, batch: list[TelemetryRecord]) -> bytes:
     return batch_frame(key, bare, details)
 
 
-class ProcessWriter:
+class ProcessWriter(QueueFront):
     def __init__(
         self,
         url: str,
@@ -118,27 +118,10 @@ class ProcessWriter:
         return len(self._queue) + self._unacked_rows
 
     @property
-    def enabled(self) -> bool:
-        return self._enabled
-
-    @property
     def pid(self) -> int | None:
         """The writer process's id, while one runs."""
         process = self._process
         return process.pid if process is not None and process.returncode is None else None
-
-    def submit(self, record: TelemetryRecord) -> None:
-        """Queue one record for writing; drop and count it when the bound is reached."""
-        if not self._enabled:
-            return
-        if len(self._queue) + self._unacked_rows >= self._max_queue:
-            self.dropped += 1
-            return
-        self._queue.append(record)
-        self._accepted += 1
-        depth = len(self._queue)
-        if depth == 1 or depth >= self._batch_size:
-            self._wake.set()
 
     async def start(self) -> None:
         """Start the writer process (it imports while the server starts) and the sender."""

@@ -60,7 +60,42 @@ class BatchKeys:
         return f"{self._prefix}:{next(self._count)}"
 
 
-class TelemetryWriter:
+class QueueFront:
+    """What both writers' serving side shares: ``submit`` appends to a bounded queue and
+    returns (never blocks, never raises, never awaits); past ``max_queue`` records waiting
+    (``queue_depth``) a record is dropped and counted."""
+
+    _enabled: bool
+    _max_queue: int
+    _batch_size: int
+    _queue: deque[TelemetryRecord]
+    _wake: asyncio.Event
+    _accepted: int
+    dropped: int
+
+    @property
+    def queue_depth(self) -> int:
+        return len(self._queue)
+
+    @property
+    def enabled(self) -> bool:
+        return self._enabled
+
+    def submit(self, record: TelemetryRecord) -> None:
+        """Queue one record for writing; drop and count it when the queue is full."""
+        if not self._enabled:
+            return
+        if self.queue_depth >= self._max_queue:
+            self.dropped += 1
+            return
+        self._queue.append(record)
+        self._accepted += 1
+        depth = len(self._queue)
+        if depth == 1 or depth >= self._batch_size:
+            self._wake.set()
+
+
+class TelemetryWriter(QueueFront):
     def __init__(
         self,
         engine: AsyncEngine,
@@ -93,27 +128,6 @@ class TelemetryWriter:
     @property
     def failed_batches(self) -> int:
         return self._batches.failed_batches
-
-    @property
-    def queue_depth(self) -> int:
-        return len(self._queue)
-
-    @property
-    def enabled(self) -> bool:
-        return self._enabled
-
-    def submit(self, record: TelemetryRecord) -> None:
-        """Queue one record for writing; drop and count it when the queue is full."""
-        if not self._enabled:
-            return
-        if len(self._queue) >= self._max_queue:
-            self.dropped += 1
-            return
-        self._queue.append(record)
-        self._accepted += 1
-        depth = len(self._queue)
-        if depth == 1 or depth >= self._batch_size:
-            self._wake.set()
 
     async def start(self) -> None:
         if not self._enabled or self._task is not None:
