@@ -27,6 +27,10 @@ from typing import Any
 
 TICK = 0.005
 WORD = b" lorem"  # one token in both tiktoken encodings
+# A stream's events cycle through these (each one token in both encodings too): text that
+# repeats one chunk over and over is not what a model sends, and LiteLLM's proxy ends
+# such a stream with an error after 100 repeats (REPEATED_STREAMING_CHUNK_LIMIT).
+WORDS = (b" lorem", b" the", b" of", b" and", b" to", b" in", b" is", b" it", b" that")
 
 _HEAD_STREAM = (
     b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
@@ -37,6 +41,11 @@ _HEALTH = b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\n
 
 def _chunk(payload: bytes) -> bytes:
     return b"%x\r\n%s\r\n" % (len(payload), payload)
+
+
+def _words(n: int, first: int) -> bytes:
+    """``n`` words of WORDS from the ``first``-th on, round the cycle."""
+    return b"".join(WORDS[(first + i) % len(WORDS)] for i in range(n))
 
 
 def _event(prefix: bytes, body: bytes) -> bytes:
@@ -81,7 +90,11 @@ class Pacer:
             b'{"id":"chatcmpl-paced","object":"chat.completion.chunk","created":1700000000,'
             b'"model":"bench-model",'
         )
-        self._text = {n: json.dumps((WORD * n).decode()).encode() for n in range(1, 65)}
+        self._text = {
+            (n, first): json.dumps(_words(n, first).decode()).encode()
+            for n in range(1, 65)
+            for first in range(len(WORDS))
+        }
 
     def _slot(self, at: float) -> int:
         return math.ceil((at - self._origin) / TICK)
@@ -119,7 +132,7 @@ class Pacer:
             b'"choices":[{"index":0,"delta":{'
             + role
             + b'"content":'
-            + self._text[n]
+            + self._text[n, stream.left % len(WORDS)]
             + b'},"finish_reason":null}]'
         )
         out = [_chunk(_event(self._prefix, body))]
