@@ -31,17 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 from bench_config import bench_config  # noqa: E402 - the sibling modules
-from overhead import (  # noqa: E402
-    BODY,
-    Target,
-    cpu_seconds,
-    free_port,
-    start,
-    stop,
-    wait_port,
-    writer_of,
-    wrk,
-)
+from overhead import BODY, Target, wrk  # noqa: E402
+from processes import cpu_seconds, free_port, start, stop, wait_port, writer_of  # noqa: E402
 
 # (label, accessLog, telemetry.enabled, telemetry.writer)
 VARIANTS = (

@@ -34,7 +34,7 @@ import aiohttp
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 from bench_config import KEY, bench_config  # noqa: E402 - the sibling module
-from overhead import free_port, wait_port  # noqa: E402
+from processes import free_port, wait_port  # noqa: E402
 
 PROMPT = "Summarise the operator's notes in one short paragraph. " * 8  # ~450 bytes
 KINDS = [

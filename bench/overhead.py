@@ -24,13 +24,11 @@ shares). Prints:
 from __future__ import annotations
 
 import argparse
-import contextlib
 import http.client
 import json
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -42,31 +40,23 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from bench_config import KEY, bench_config  # noqa: E402 - the sibling module
+from bench_config import KEY, bench_config  # noqa: E402 - the sibling modules
+from processes import (  # noqa: E402
+    cpu_seconds,
+    free_port,
+    memory_mb,
+    start,
+    stop,
+    wait_port,
+    workers_of,
+    writer_of,
+)
 
 BODY: dict[str, object] = {"model": "M", "messages": [{"role": "user", "content": "Say ok."}]}
 # static_upstream.py answers a stream of this many content events (plus two) to this user.
 LONG_STREAM_USER = "long-stream"
 LONG_STREAM_EVENTS = 200
 SHORT_STREAM_EVENTS = 1
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def wait_port(port: int, seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise RuntimeError(f"nothing listens on {port}")
 
 
 @dataclass
@@ -120,49 +110,6 @@ def _latency(out: str, label: str) -> float:
     return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
 
 
-def memory_mb(pid: int) -> tuple[float, float]:
-    """(VmRSS, VmHWM) of the process now (Linux /proc), in MB."""
-    figures = {"VmRSS": float("nan"), "VmHWM": float("nan")}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        name, _, value = line.partition(":")
-        if name in figures:
-            figures[name] = int(value.split()[0]) / 1024
-    return figures["VmRSS"], figures["VmHWM"]
-
-
-def cpu_seconds(pid: int, thread: int | None = None) -> float:
-    """User + system CPU time the process (or one of its threads) has used so far."""
-    stat = Path(f"/proc/{pid}/stat" if thread is None else f"/proc/{pid}/task/{thread}/stat")
-    fields = stat.read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
-
-
-def workers_of(pid: int) -> list[int]:
-    """The worker processes uvicorn started (not multiprocessing's resource tracker, nor
-    the telemetry writer process)."""
-    found: list[int] = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        for child in (task / "children").read_text().split():
-            command = Path(f"/proc/{child}/cmdline").read_bytes()
-            if b"resource_tracker" not in command and WRITER_CHILD not in command:
-                found.append(int(child))
-    return found
-
-
-WRITER_CHILD = b"gateway.telemetry.writer_child"
-
-
-def writer_of(pid: int) -> int | None:
-    """The telemetry writer process of the serving process ``pid`` (telemetry.writer:
-    process), None without one."""
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        for child in (task / "children").read_text().split():
-            with contextlib.suppress(OSError):
-                if WRITER_CHILD in Path(f"/proc/{child}/cmdline").read_bytes():
-                    return int(child)
-    return None
-
-
 def ttfb(target: Target, body: dict[str, object], samples: int = 300) -> float:
     """Median time to the first body byte of a stream, one keep-alive connection."""
     connection = http.client.HTTPConnection("127.0.0.1", target.port)
@@ -197,19 +144,6 @@ def rounds(count: int, measure: Callable[[], dict[str, float]]) -> list[dict[str
 
 def median_of(runs: list[dict[str, float]], key: str) -> float:
     return statistics.median(run[key] for run in runs)
-
-
-def start(command: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(20)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(5)
 
 
 def main() -> int:

@@ -26,7 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 from bench_config import bench_config  # noqa: E402 - the sibling modules
-from overhead import BODY, Target, free_port, start, stop, wait_port, wrk  # noqa: E402
+from overhead import BODY, Target, wrk  # noqa: E402
+from processes import free_port, start, stop, wait_port  # noqa: E402
 
 
 def frame_name(frame: str) -> str:

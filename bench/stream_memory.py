@@ -31,8 +31,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 from bench_config import bench_config  # noqa: E402 - the sibling modules
-from overhead import free_port, start, stop, wait_port  # noqa: E402
-from stream_load import rss_kb  # noqa: E402
+from processes import (  # noqa: E402
+    free_port,
+    rss_kb,
+    start,
+    stop,
+    wait_port,
+)
 
 # The gateway, run under tracemalloc; SIGUSR1 writes a snapshot and the open calls' count.
 _SERVE = """
@@ -61,7 +66,7 @@ sys.exit(main(["serve", "--config", {config!r}]))
 
 
 def _client(port: int, streams: int, duration: float, out: Path) -> subprocess.Popen[bytes]:
-    command = [sys.executable, str(ROOT / "bench" / "stream_load.py"), "--client"]
+    command = [sys.executable, str(ROOT / "bench" / "stream_client.py")]
     command += ["--port", str(port), "--streams", str(streams), "--duration", str(duration)]
     command += ["--ramp", "1", "--whole-share", "0", "--timeout", "120", "--sample", "0.01"]
     command += ["--header", "authorization:Bearer sk-bench-0123456789", "--out", str(out)]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from overhead import free_port, start, stop, wait_port  # noqa: E402
+from processes import free_port, start, stop, wait_port  # noqa: E402
 
 from gateway.upstream.http import UpstreamHTTP  # noqa: E402
 
