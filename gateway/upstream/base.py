@@ -1,6 +1,6 @@
 """The adapter seam: one protocol every provider implements.
 
-Adapters raise ``UpstreamError`` (gateway/domain/errors.py; its ``kind`` is a
+Adapters raise ``UpstreamError`` (gateway/domain/errors/; its ``kind`` is a
 ``FailureKind``) for every failure, translating httpx/aiohttp failures at this boundary
 (``raise ... from exc``): nothing above ``upstream`` sees httpx.
 

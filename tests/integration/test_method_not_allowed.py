@@ -1,7 +1,7 @@
 """A method a path does not take is answered 405 ``method_not_allowed`` on every path.
 
 The proxied endpoints are raw ASGI handlers and the rest are Litestar's: both answer
-through the one error tree (gateway/domain/errors.py), so the code is the same on each
+through the one error tree (gateway/domain/errors/), so the code is the same on each
 (Anthropic's Messages API answers it in Anthropic's envelope, which has no code).
 """
 
