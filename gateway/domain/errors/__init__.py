@@ -8,7 +8,7 @@ GatewayException
 ├── TranslationError        a request the Anthropic translation cannot express; the adapter
 │                           relays it as an upstream 400 ``invalid_request`` with ``param``
 ├── Unsupported             a /v1/responses parameter the translation to chat cannot express
-│                           (gateway/responses/request.py): relayed as an upstream 400
+│                           (gateway/responses/translation.py): relayed as an upstream 400
 │                           ``unsupported_parameter``
 ├── Untranslatable          a /v1/messages parameter the translation to chat cannot express
 │                           (gateway/messages/request.py): relayed as an upstream 400
