@@ -28,7 +28,7 @@ from gateway.domain.errors import (
 )
 from gateway.domain.model import Endpoint
 from gateway.inbound import parse_inbound, refused_request
-from gateway.pipeline.service import Answer, StreamAnswer, error_answer
+from gateway.pipeline.answers import Answer, StreamAnswer, error_answer
 from gateway.runtime import Runtime
 from gateway.telemetry.access import log_refused
 

@@ -21,8 +21,8 @@ from gateway.domain.settings import ApiKey
 from gateway.evals.graders import Grade
 from gateway.evals.suite import EvalCase
 from gateway.inbound import InboundRequest, parse_inbound
+from gateway.pipeline.answers import Answer
 from gateway.pipeline.context import CallContext
-from gateway.pipeline.service import Answer
 
 _ENCODER = msgspec.json.Encoder()
 

@@ -26,8 +26,8 @@ from gateway.domain.model import AdapterType, Endpoint, Model, Provider
 from gateway.domain.settings import ApiKey, GatewayConfig
 from gateway.domain.suggest import valid_hint
 from gateway.inbound import InboundRequest
+from gateway.pipeline.answers import Answer
 from gateway.pipeline.resolve import Resolver
-from gateway.pipeline.service import Answer
 from gateway.upstream.base import UpstreamCall
 from gateway.upstream.bedrock.native import natively_claude as bedrock_claude
 from gateway.upstream.vertex.urls import ANTHROPIC, publisher

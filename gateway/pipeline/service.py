@@ -6,22 +6,18 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol, TypeVar
-
-import msgspec
 
 from gateway.domain.errors import (
     BudgetExceeded,
     ConfigurationNotAllowed,
     GatewayError,
-    InternalError,
     ModelNotFound,
     UpstreamRejected,
-    as_gateway_error,
 )
 from gateway.domain.failures import ErrorClass
-from gateway.domain.model import Configuration, Endpoint, Model
+from gateway.domain.model import Configuration, Model
 from gateway.domain.settings import ApiKey, GatewayConfig
 from gateway.domain.suggest import valid_hint
 from gateway.hooks import (
@@ -34,32 +30,34 @@ from gateway.hooks import (
 )
 from gateway.inbound import InboundRequest
 from gateway.limits import RateLimiter
-from gateway.pipeline.accounting import (
-    HIT_COST_USD,
-    account_reported,
-    believable,
-    costless,
-    estimate_whole,
-    log_invalid_usage,
+from gateway.pipeline.answers import (
+    PATHS,
+    Answer,
+    StreamAnswer,
+    add_limit_headers,
+    answer_cached,
+    answer_whole,
+    failed_answer,
+    rejected_answer,
+    served_headers,
+    trace_header,
+    unexpected_answer,
+    unknown_answer,
 )
 from gateway.pipeline.attempts import Attempts, FallbackAdmission, StepAdmission
-from gateway.pipeline.context import CallContext, Target, note_decision, note_fixed, trail_of
-from gateway.pipeline.limits import CallLimits, limit_headers
-from gateway.pipeline.measures import finish_measures, upstream_model
+from gateway.pipeline.context import CallContext, note_decision, note_fixed
+from gateway.pipeline.limits import CallLimits
+from gateway.pipeline.measures import finish_measures
 from gateway.pipeline.resolve import Resolution, Resolver
 from gateway.pipeline.stream import StreamRelay
 from gateway.pipeline.stream_open import OpenedStream, counting_tracker, open_checked
-from gateway.pricing import format_usd
-from gateway.telemetry.access import log_call, log_refused
+from gateway.telemetry.access import log_call
 from gateway.telemetry.records import TelemetryRecord
-from gateway.tracing import TRACE_HEADER, CallTracer, NoTracing
+from gateway.tracing import CallTracer, NoTracing
 from gateway.upstream.base import Adapter, UpstreamCall, UpstreamReply
-from gateway.upstream.redaction import redact_key_bytes, redact_optional
 from gateway.usage.tokens import TokenCounter
 
-_ENCODER = msgspec.json.Encoder()
 log = logging.getLogger(__name__)
-_PATHS = {endpoint: endpoint.path for endpoint in Endpoint}
 
 
 class TelemetrySink(Protocol):
@@ -72,26 +70,6 @@ class CallObserver(Protocol):
     ) -> None: ...
 
     def observe_capability_warning(self, configuration: str) -> None: ...
-
-
-@dataclass(slots=True)
-class Answer:
-    status: int
-    body: bytes
-    headers: dict[str, str] = field(default_factory=dict)
-    content_type: str = "application/json"
-
-
-def error_answer(error: GatewayError, headers: dict[str, str] | None = None) -> Answer:
-    """The one encoding of an error answer: its envelope, its status, its own headers."""
-    merged = {**(headers or {}), **error.headers()}
-    return Answer(error.http_status, _ENCODER.encode(error.envelope()), merged)
-
-
-@dataclass(slots=True)
-class StreamAnswer:
-    headers: dict[str, str]
-    relay: StreamRelay
 
 
 @dataclass(slots=True)
@@ -167,7 +145,7 @@ class Pipeline:
         try:
             configuration = self._configuration(ctx)
         except GatewayError as error:
-            return self._unknown(ctx, error)
+            return unknown_answer(ctx, error)
         held = _Held()
         refused: GatewayError | None = None
         try:
@@ -179,24 +157,24 @@ class Pipeline:
                     await limits.admit(ctx, scopes, self._models_of(ctx, configuration))
             served = await serve(ctx, configuration, held)
         except UpstreamRejected as rejected:
-            answer = self._rejected(ctx, rejected)
+            answer = rejected_answer(ctx, rejected)
         except GatewayError as error:
             refused = error
-            answer = self._error(ctx, error)
+            answer = failed_answer(ctx, error)
         except Exception as exc:  # a bug of ours: still an envelope, a row and a settled hold
-            answer = self._unexpected(ctx, exc)
+            answer = unexpected_answer(ctx, exc)
         except BaseException:  # cancelled: still recorded and settled
             await self.end(ctx, held.reservation)
             raise
         else:
             if isinstance(served, StreamAnswer):
-                _trace_header(ctx, served.headers)
-                _limit_headers(ctx, served.headers)
+                trace_header(ctx, served.headers)
+                add_limit_headers(ctx, served.headers)
                 return served
             answer = served
         await self.end(ctx, held.reservation)
-        _trace_header(ctx, answer.headers)
-        _limit_headers(ctx, answer.headers, refused)
+        trace_header(ctx, answer.headers)
+        add_limit_headers(ctx, answer.headers, refused)
         return answer
 
     async def refuse(self, ctx: CallContext, refused: GatewayError) -> Answer:
@@ -205,11 +183,11 @@ class Pipeline:
         try:
             self._configuration(ctx)
         except GatewayError:
-            return self._unknown(ctx, refused)  # nothing to attribute it to: no row
+            return unknown_answer(ctx, refused)  # nothing to attribute it to: no row
         ctx.record.error_class = ErrorClass.INVALID_REQUEST
-        answer = self._error(ctx, refused)
+        answer = failed_answer(ctx, refused)
         await self.end(ctx, None)
-        _trace_header(ctx, answer.headers)
+        trace_header(ctx, answer.headers)
         return answer
 
     async def _whole(self, ctx: CallContext, configuration: Configuration, held: _Held) -> Answer:
@@ -220,13 +198,13 @@ class Pipeline:
             if hit is not None:
                 # One request served: request budgets count it (and refuse past them).
                 await self._budgets.count_hit(key, configuration)
-                return self._answer_cached(ctx, configuration, hit)
+                return answer_cached(ctx, configuration, hit)
         primary = self._primary(ctx, configuration)
         held.reservation = await self._reserve(configuration, ctx, primary)
         reply, target = await self._attempts.run(
             ctx, primary, _complete, self._fallback_admission(ctx), self._step_admission(ctx)
         )
-        answer, plain = await self._answer_whole(ctx, reply, target, keep_plain=cacheable)
+        answer, plain = await answer_whole(ctx, reply, target, self._counter, keep_plain=cacheable)
         if plain is not None:
             kept = CachedAnswer(plain, ctx.record.response_model)
             await self._cache.store(configuration, ctx.request, ctx.api_key_id, kept)
@@ -249,7 +227,7 @@ class Pipeline:
             await self.end(ended, reservation)
 
         relay = StreamRelay(ctx, target, opened, self._counter, on_end)
-        return StreamAnswer(_served_headers(target, ctx.record), relay)
+        return StreamAnswer(served_headers(target, ctx.record), relay)
 
     async def _open_stream(self, adapter: Adapter, call: UpstreamCall) -> OpenedStream:
         """Open the stream and read its first block (see ``open_checked``), with a tracker
@@ -352,7 +330,7 @@ class Pipeline:
             record.operation, record.http_status, record.latency_ms / 1000.0, record.error_class
         )
         self._telemetry.submit(record)
-        log_call(record, _PATHS[ctx.request.endpoint])
+        log_call(record, PATHS[ctx.request.endpoint])
         if ctx.span is not None:
             ctx.span.finish(record)
 
@@ -403,137 +381,6 @@ class Pipeline:
             configuration,
             "; ".join(resolution.warnings),
         )
-
-    async def _answer_whole(
-        self, ctx: CallContext, reply: UpstreamReply, target: Target, *, keep_plain: bool
-    ) -> tuple[Answer, bytes | None]:
-        """The answer and, with ``keep_plain``, its body without ``usage.cost`` (what a cache
-        keeps); only a cacheable call pays for that second encoding."""
-        record = ctx.record
-        record.success = True
-        record.http_status = 200
-        key = target.provider.api_key  # echoed anywhere in the answer, it is redacted
-        record.response_model = redact_optional(reply.response_model, key)
-        record.upstream_model = upstream_model(target.model.name, record.response_model)
-        headers = _served_headers(target, record)
-        body = reply.body
-        if ctx.span is not None:
-            ctx.span.note_answer(body)
-        invalid = reply.usage is not None and not believable(reply.usage, ctx.request)
-        if invalid:
-            log_invalid_usage(ctx.request_id, target.model.id)
-        if reply.usage is None or invalid:
-            request = ctx.request
-            await estimate_whole(
-                record, request, target.model, self._counter, body, invalid=invalid
-            )
-            plain = redact_key_bytes(_ENCODER.encode(body), key)
-            return Answer(200, plain, headers), plain if keep_plain else None
-        amount = account_reported(record, reply.usage, target.model)
-        if ctx.span is not None:
-            ctx.span.note_cached_tokens(reply.usage.cache_read_tokens)
-        usage = body.get("usage")
-        if amount is None or not isinstance(usage, dict):
-            plain = redact_key_bytes(_ENCODER.encode(body), key)
-            return Answer(200, plain, headers), plain if keep_plain else None
-        kept = redact_key_bytes(_ENCODER.encode(body), key) if keep_plain else None
-        shown = format_usd(amount)
-        usage["cost"] = msgspec.Raw(shown.encode("ascii"))  # usd_json_number, formatted once
-        headers["x-gateway-cost-usd"] = shown
-        return Answer(200, redact_key_bytes(_ENCODER.encode(body), key), headers), kept
-
-    def _answer_cached(
-        self, ctx: CallContext, configuration: Configuration, hit: CachedAnswer
-    ) -> Answer:
-        """Answered without the upstream: not billed (``cost`` 0 in body and header), never
-        part of the call history."""
-        record = ctx.record
-        record.cache_hit = True
-        record.success = True
-        record.http_status = 200
-        record.response_model = hit.response_model
-        headers = {
-            "x-gateway-configuration": configuration.id,
-            "x-gateway-cache": "hit",
-            "x-gateway-cost-usd": HIT_COST_USD,
-        }
-        return Answer(200, costless(hit.body), headers)
-
-    def _rejected(self, ctx: CallContext, rejected: UpstreamRejected) -> Answer:
-        error = rejected.error
-        if error.status is None or not error.body:  # nothing an OpenAI client could read
-            ctx.record.error_class = error.error_class
-            return self._error(ctx, as_gateway_error(error))
-        status = error.status
-        ctx.record.http_status = status
-        ctx.record.error_class = error.error_class
-        return Answer(status, error.body, _failure_headers(ctx), error.content_type)
-
-    def _unknown(self, ctx: CallContext, error: GatewayError) -> Answer:
-        """An unknown configuration: an answer and an access line, no row."""
-        answer = self._error(ctx, error)
-        request = ctx.request
-        path = _PATHS[request.endpoint]
-        log_refused(path, answer.status, ctx.elapsed_ms(), ctx.request_id, request.configuration)
-        return answer
-
-    def _unexpected(self, ctx: CallContext, exc: Exception) -> Answer:
-        """A bug of ours: logged with its traceback (the exception's text may quote the
-        request, which the log may hold as the access line does), answered 500."""
-        log.error(
-            "call %s failed: internal error %s", ctx.request_id, type(exc).__name__, exc_info=exc
-        )
-        return self._error(ctx, InternalError())
-
-    def _error(self, ctx: CallContext, error: GatewayError) -> Answer:
-        status = error.http_status
-        ctx.record.http_status = status
-        if ctx.record.error_class is None and error.error_class is not None:
-            ctx.record.error_class = error.error_class
-        trail_of(ctx.record).error_message = error.message
-        # An unknown configuration is the client's text: it goes in no header.
-        known = not isinstance(error, ModelNotFound)
-        return error_answer(error, _failure_headers(ctx) if known else None)
-
-
-def _trace_header(ctx: CallContext, headers: dict[str, str]) -> None:
-    if ctx.span is not None and ctx.span.trace_id is not None:
-        headers[TRACE_HEADER] = ctx.span.trace_id
-
-
-def _limit_headers(
-    ctx: CallContext, headers: dict[str, str], refused: GatewayError | None = None
-) -> None:
-    """OpenAI's x-ratelimit-* headers, on every answer to a call a rate limit applies to
-    (``refused``: the error the answer is, if any)."""
-    if ctx.limit_readings or ctx.step_refusal_reading is not None:
-        headers.update(limit_headers(ctx, refused))
-
-
-IGNORED_HEADER = "x-gateway-ignored-params"
-
-
-def _served_headers(target: Target, record: TelemetryRecord) -> dict[str, str]:
-    """On an answer a target served: what served it, and the request fields its
-    translation accepted without passing them on (the row's ``ignored_params``)."""
-    headers = {
-        "x-gateway-configuration": target.configuration.id,
-        "x-gateway-provider": target.provider.id,
-        "x-gateway-model": target.model.id,
-    }
-    if record.ignored_params:
-        headers[IGNORED_HEADER] = record.ignored_params
-    return headers
-
-
-def _failure_headers(ctx: CallContext) -> dict[str, str]:
-    """On an answer nothing served: the configuration, and what was attempted if anything."""
-    record = ctx.record
-    headers = {"x-gateway-configuration": ctx.request.configuration}
-    if record.provider is not None and record.model is not None:
-        headers["x-gateway-provider"] = record.provider
-        headers["x-gateway-model"] = record.model
-    return headers
 
 
 async def _complete(adapter: Adapter, call: UpstreamCall) -> UpstreamReply:

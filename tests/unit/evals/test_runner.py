@@ -13,8 +13,8 @@ from gateway.evals.report import RunReport, render
 from gateway.evals.runner import answer_text, run_cases, summarize
 from gateway.evals.suite import parse_suite
 from gateway.inbound import InboundRequest
+from gateway.pipeline.answers import Answer
 from gateway.pipeline.context import CallContext
-from gateway.pipeline.service import Answer
 
 SUITE = [
     json.dumps({"id": "a", "prompt": "slow", "grader": "exact", "expected": "A"}),
