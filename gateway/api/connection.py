@@ -35,6 +35,7 @@ from uvicorn.config import Config
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 from uvicorn.server import ServerState
 
+from gateway.api.cycle import CycleTransport, LeanEvent, PipelinedQueue
 from gateway.domain.errors import (
     GatewayError,
     InvalidRequest,
@@ -111,125 +112,6 @@ async def _server_busy(scope: Any, receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": _BUSY_BODY, "more_body": False})
 
 
-class _CycleTransport(asyncio.Transport):
-    """What a request cycle writes to: the socket, but closing it is the protocol's call.
-
-    The head of an answer is held until the answer's first body bytes are written, and
-    both go out in one write: one send and one segment rather than two for a whole answer,
-    and a stream's head leaves with its first event (the writes to the client were 10-17 %
-    of a call's samples: docs/performance.md). A head is never held past the event loop's
-    next turn: when no body follows at once (a body still being made, none at all) it goes
-    out then. A HEAD answer's head, one with an empty body, and anything before the head
-    (``100 Continue``) are written at once.
-    """
-
-    __slots__ = ("_cycle", "_flush_later", "_head", "_protocol", "_real")
-
-    def __init__(self, real: asyncio.Transport, protocol: EdgeProtocol) -> None:
-        super().__init__()
-        self._real = real
-        self._protocol = protocol
-        self._cycle: Any = None  # the cycle whose head has not been written yet
-        self._head: bytes | None = None
-        self._flush_later: asyncio.Handle | None = None
-
-    def begin(self, cycle: Any) -> None:
-        """A new request's cycle writes here from now on. A head still held is the answer
-        in flight's (a pipelined request's cycle runs only once that answer is complete)."""
-        self._cycle = cycle
-
-    def write(self, data: bytes | bytearray | memoryview) -> None:
-        head = self._take_head()
-        if head is not None:
-            self._real.write(head + data)
-            return
-        cycle = self._cycle
-        if cycle is not None and cycle.response_started:  # this is the answer's head
-            self._cycle = None
-            if cycle.scope["method"] != "HEAD" and (
-                cycle.chunked_encoding or cycle.expected_content_length > 0
-            ):
-                self._head = bytes(data)
-                self._flush_later = self._protocol.loop.call_soon(self._flush)
-                return
-        self._real.write(data)
-
-    def _take_head(self) -> bytes | None:
-        head, self._head = self._head, None
-        if self._flush_later is not None:
-            self._flush_later.cancel()
-            self._flush_later = None
-        return head
-
-    def _flush(self) -> None:
-        self._flush_later = None
-        head, self._head = self._head, None
-        if head is not None and not self._real.is_closing():
-            self._real.write(head)
-
-    def is_closing(self) -> bool:
-        return self._protocol.discarding or self._real.is_closing()
-
-    def close(self) -> None:
-        head = self._take_head()
-        if head is not None:  # an answer cut short after its head: as before, head then end
-            self._real.write(head)
-        self._protocol.end_connection()
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return self._real.get_extra_info(name, default)
-
-
-class LeanEvent:
-    """``asyncio.Event`` for the events uvicorn makes per connection and per request (the
-    cycle's ``message_event``, ``FlowControl``'s writable event): the same ``set``,
-    ``clear``, ``is_set`` and ``wait``, its waiters in a list made at the first wait rather
-    than a deque made with it (a deque is about 600 bytes; a paced stream holds two)."""
-
-    __slots__ = ("_value", "_waiters")
-
-    def __init__(self) -> None:
-        self._value = False
-        self._waiters: list[asyncio.Future[bool]] | None = None
-
-    def is_set(self) -> bool:
-        return self._value
-
-    def set(self) -> None:
-        if not self._value:
-            self._value = True
-            if self._waiters:
-                for waiter in self._waiters:
-                    if not waiter.done():
-                        waiter.set_result(True)
-
-    def clear(self) -> None:
-        self._value = False
-
-    async def wait(self) -> bool:
-        if self._value:
-            return True
-        waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        if self._waiters is None:
-            self._waiters = []
-        self._waiters.append(waiter)
-        try:
-            await waiter
-            return True
-        finally:
-            self._waiters.remove(waiter)
-
-
-class _Pipeline(list[Any]):
-    """uvicorn's queue of pipelined requests (``appendleft``, ``pop``, ``clear``) as a
-    list: almost always empty, where a deque is about 600 bytes a connection."""
-
-    __slots__ = ()
-
-    def appendleft(self, item: Any) -> None:
-        self.insert(0, item)
-
-
 class EdgeProtocol(HttpToolsProtocol):
     # Its own state in slots: uvicorn's protocol sets about 30 attributes, and past that
     # many an instance's attributes no longer fit Python's compact shared-key layout (a
@@ -261,7 +143,7 @@ class EdgeProtocol(HttpToolsProtocol):
         limits: EdgeLimits,
     ) -> None:
         super().__init__(config, server_state, app_state, _loop)
-        self.pipeline = _Pipeline()  # type: ignore[assignment]
+        self.pipeline = PipelinedQueue()  # type: ignore[assignment]
         self.limits = limits
         self.limit_concurrency = None  # replaced by max_connections, answered with an envelope
         self.timeout_keep_alive = limits.idle_timeout  # type: ignore[assignment]  # a float works
@@ -275,7 +157,7 @@ class EdgeProtocol(HttpToolsProtocol):
         self._head_timer: asyncio.TimerHandle | None = None
         self._body_timer: asyncio.TimerHandle | None = None
         self._linger_timer: asyncio.TimerHandle | None = None
-        self._cycle_transport: _CycleTransport | None = None
+        self._cycle_transport: CycleTransport | None = None
         self._on_lost: Callable[[], None] | None = None
         self._lost_soon: asyncio.Handle | None = None  # a lost connection's callback, due
 
@@ -284,7 +166,7 @@ class EdgeProtocol(HttpToolsProtocol):
         writable = LeanEvent()
         writable.set()  # as FlowControl starts: writable
         self.flow._is_writable_event = writable  # type: ignore[assignment]
-        self._cycle_transport = _CycleTransport(transport, self)
+        self._cycle_transport = CycleTransport(transport, self)
         self._head_timer = self.loop.call_later(self.limits.header_timeout, self._head_timed_out)
         if len(self.connections) > self.limits.max_connections:
             self.app = _server_busy

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from gateway.api.connection import _CycleTransport
+from gateway.api.cycle import CycleTransport
 
 HEAD = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n"
 
@@ -49,9 +49,9 @@ class _Cycle:
         self.expected_content_length = length or 0
 
 
-def _transport() -> tuple[_CycleTransport, _Socket, _Protocol]:
+def _transport() -> tuple[CycleTransport, _Socket, _Protocol]:
     socket, protocol = _Socket(), _Protocol()
-    return _CycleTransport(socket, protocol), socket, protocol  # type: ignore[arg-type]
+    return CycleTransport(socket, protocol), socket, protocol  # type: ignore[arg-type]
 
 
 async def test_a_whole_answer_is_one_write() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from uvicorn.protocols.http.flow_control import FlowControl
 
-from gateway.api.connection import LeanEvent, _Pipeline
+from gateway.api.cycle import LeanEvent, PipelinedQueue
 
 
 class _Transport:
@@ -63,7 +63,7 @@ async def test_uvicorn_s_flow_control_drains_once_writing_resumes() -> None:
 
 
 def test_the_pipeline_queue_is_first_in_first_out_as_uvicorn_uses_it() -> None:
-    queue: Any = _Pipeline()
+    queue: Any = PipelinedQueue()
     assert not queue
     queue.appendleft("first")
     queue.appendleft("second")
