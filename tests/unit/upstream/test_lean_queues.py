@@ -1,4 +1,4 @@
-"""An answer's aiohttp deques are swapped for lists (``gateway.upstream.http.LeanQueue``,
+"""An answer's aiohttp deques are swapped for lists (``gateway.upstream.aiohttp_answer.LeanQueue``,
 about 660 bytes less each for an open stream): the swap happens on the aiohttp installed
 (this fails if it renames or retypes them) and a body still reads whole and in order,
 whether it arrives in many small HTTP chunks, in large ones, or with a length; and an
@@ -16,7 +16,8 @@ import pytest
 from aiohttp import web
 from aiohttp.client_proto import ResponseHandler
 
-from gateway.upstream.http import CHUNK_BYTES, LeanQueue, UpstreamHTTP, lean_queues
+from gateway.upstream.aiohttp_answer import CHUNK_BYTES, LeanQueue, lean_queues
+from gateway.upstream.http import UpstreamHTTP
 
 SMALL = [b"data: %d\n\n" % i for i in range(300)]
 LARGE = [bytes([65 + i % 26]) * 50_000 for i in range(40)]

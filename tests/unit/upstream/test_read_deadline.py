@@ -13,7 +13,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from gateway.upstream import http
+from gateway.upstream import aiohttp_answer
 from gateway.upstream.http import TRANSPORT_ERRORS, UpstreamHTTP
 
 TIMEOUT = 0.4
@@ -181,10 +181,10 @@ def test_the_silence_after_a_pause_of_reading_is_counted_from_its_end(
     less than the bound after the gateway took what it held has not timed out, wherever the
     resume falls between two looks of the deadline."""
     clock = _Clock()
-    monkeypatch.setattr(http.asyncio, "get_running_loop", lambda: clock)
+    monkeypatch.setattr(aiohttp_answer.asyncio, "get_running_loop", lambda: clock)
     protocol, content = _Protocol(), _Content()
-    deadline = http._ReadDeadline(protocol, content, TIMEOUT)  # type: ignore[arg-type]
-    step = TIMEOUT / http._ReadDeadline.CHECKS
+    deadline = aiohttp_answer.ReadDeadline(protocol, content, TIMEOUT)  # type: ignore[arg-type]
+    step = TIMEOUT / aiohttp_answer.ReadDeadline.CHECKS
     assert protocol.read_timeout is None  # the connection's own timer is off
     protocol._reading_paused = True  # the gateway's client is slow: aiohttp stops reading
     clock.advance_to(3 * step + step / 10)  # the last look saw it paused
