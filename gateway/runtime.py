@@ -53,8 +53,9 @@ from gateway.session import SessionSigner, signer_for
 from gateway.signals.refresher import SignalRefresher, SignalStore
 from gateway.tasks import Supervisor
 from gateway.telemetry.overview import SettledDays
-from gateway.telemetry.process_writer import ProcessWriter, separate_process_can_open
+from gateway.telemetry.process_writer import ProcessWriter
 from gateway.telemetry.retention import Retention
+from gateway.telemetry.supervision import separate_process_can_open
 from gateway.telemetry.writer import TelemetryWriter, WriterSettings
 from gateway.tracing import CallTracer, NoTracing
 from gateway.upstream.base import Adapter

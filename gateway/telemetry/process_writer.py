@@ -16,6 +16,14 @@ order: a batch it had committed finds its key in ``telemetry_batches`` and write
 nothing (:mod:`gateway.telemetry.batches`). ``stop()`` sends what is queued, closes the
 process's stdin and waits up to ``stop_timeout`` for the last acknowledgements and its
 exit; what is left unacknowledged then is logged and counted as dropped.
+
+A writer process that holds unacknowledged batches and answers nothing (no
+acknowledgement, no failed attempt: it reports each one while the database is down) for
+``hang_timeout`` seconds is taken as hung (stopped, a statement that never returns, a
+deadlocked driver), killed, logged and replaced like one that crashed. A batch that was
+the oldest unacknowledged one when ``POISON_ENDINGS`` writer processes in a row ended on
+their own after they were set up is taken as what ends them: it is dropped, logged and
+counted, and the rows after it are written.
 """
 
 from __future__ import annotations
@@ -29,11 +37,24 @@ from collections import deque
 from collections.abc import Callable
 
 import msgspec
-from sqlalchemy.engine import make_url
 
 from gateway.tasks import next_backoff
 from gateway.telemetry.records import TelemetryRecord, routing_detail
-from gateway.telemetry.wire import HEADER, Ack, Failed, Setup, batch_frame, frame, from_child
+from gateway.telemetry.supervision import (
+    POISON_ENDINGS,
+    Suspect,
+    retry_window,
+)
+from gateway.telemetry.wire import (
+    HEADER,
+    Ack,
+    Failed,
+    Ready,
+    Setup,
+    batch_frame,
+    frame,
+    from_child,
+)
 from gateway.telemetry.writer import BatchKeys, QueueFront, WriterSettings
 
 log = logging.getLogger("gateway.telemetry.writer")
@@ -42,25 +63,7 @@ CHILD_MODULE = "gateway.telemetry.writer_child"
 RESTART_FIRST_SECONDS = 0.1
 RESTART_MAX_SECONDS = 5.0
 RESTART_TASK = "telemetry-writer-process"
-
-
-def separate_process_can_open(url: str) -> bool:
-    """False for an in-memory SQLite database: another process cannot open it."""
-    parsed = make_url(url)
-    if parsed.get_backend_name() != "sqlite":
-        return True
-    memory = parsed.query.get("mode") == "memory" or parsed.database in (None, "", ":memory:")
-    return not memory
-
-
-def retry_window(settings: WriterSettings) -> float:
-    """Seconds of backoff the retry policy spends on one batch before it gives it up
-    (the waits between its attempts; the default 45 attempts: about 320 s)."""
-    total, delay = 0.0, settings.retry_delay
-    for _ in range(max(0, settings.retry_attempts - 1)):
-        total += delay
-        delay = min(delay * 2, settings.retry_max_delay)
-    return total
+START_SECONDS = 60.0  # a writer process's imports on a loaded machine: not a hang
 
 
 def _encode(key: str, batch: list[TelemetryRecord]) -> bytes:
@@ -106,11 +109,17 @@ class ProcessWriter(QueueFront):
         self._process: asyncio.subprocess.Process | None = None
         self._sender: asyncio.Task[None] | None = None
         self._owner: asyncio.Task[None] | None = None
+        self._answered_at = 0.0  # the last answer, the process's start, or the first batch
+        self._ready = False  # the running process said it is set up
+        self._killed_hung = False
+        self._suspect = Suspect()
         self.written = 0
         self.dropped = 0
         self.failed_batches = 0
         self.rejected = 0
         self.restarts = 0  # writer processes started again after one ended
+        self.hung = 0  # writer processes killed for answering nothing
+        self.poison = 0  # batches dropped because writer processes kept ending on them
 
     @property
     def queue_depth(self) -> int:
@@ -229,6 +238,8 @@ class ProcessWriter(QueueFront):
                 log.exception("telemetry: a batch of %d rows could not be encoded", count)
                 await self._settle(0, count)
                 continue
+            if not self._unacked:
+                self._answered_at = time.monotonic()  # the clock starts with what it holds
             self._unacked[key] = (data, count)
             self._unacked_rows += count
             stdin = self._stdin
@@ -267,6 +278,7 @@ class ProcessWriter(QueueFront):
                 code = f"{type(exc).__name__}: {str(exc)[:200]}"
             if self._closing and not self._unacked:
                 return
+            await self._after_ending()
             delay = next_backoff(delay, time.monotonic() - started, RESTART_FIRST_SECONDS, 30.0)
             delay = min(delay, RESTART_MAX_SECONDS)
             log.warning(
@@ -285,9 +297,11 @@ class ProcessWriter(QueueFront):
 
     async def _run_process(self) -> int:
         """Start a writer process, send it every unacknowledged batch, read its answers
-        until it ends; its exit status."""
+        until it ends (killed when it hangs); its exit status."""
         process = await self._spawn()
         self._process = process
+        self._answered_at = time.monotonic()
+        self._ready = self._killed_hung = False
         assert process.stdin is not None and process.stdout is not None
         stdin = process.stdin
         self._write(stdin, frame(self._setup()))
@@ -295,11 +309,53 @@ class ProcessWriter(QueueFront):
             self._write(stdin, data)
         self._stdin = stdin
         self._close_stdin()
+        watchdog = asyncio.create_task(self._watch(process))
         try:
             await self._read_answers(process.stdout)
         finally:
             self._stdin = None
+            watchdog.cancel()
         return await process.wait()
+
+    async def _watch(self, process: asyncio.subprocess.Process) -> None:
+        """Kill the process once it has held batches ``hang_timeout`` seconds unanswered
+        (while it starts, before it is set up: ``START_SECONDS`` at least)."""
+        timeout = self._settings.hang_timeout
+        if timeout <= 0:
+            return
+        while process.returncode is None:
+            await asyncio.sleep(min(1.0, timeout / 4))
+            silent = time.monotonic() - self._answered_at
+            limit = timeout if self._ready else max(timeout, START_SECONDS)
+            if self._unacked and silent > limit and process.returncode is None:
+                log.error(
+                    "telemetry writer process answered nothing for %.1f s holding %d rows:"
+                    " taken as hung, killed",
+                    silent,
+                    self._unacked_rows,
+                )
+                self.hung += 1
+                self._killed_hung = True
+                self._kill()
+                return
+
+    async def _after_ending(self) -> None:
+        """After a writer process ended: drop the oldest batch it held if it is the one
+        that keeps ending them (:class:`~gateway.telemetry.supervision.Suspect`)."""
+        oldest = next(iter(self._unacked), None)
+        on_its_own = self._ready and not self._killed_hung and oldest is not None
+        if not self._suspect.ended(oldest or "", on_its_own) or oldest is None:
+            return
+        _, rows = self._unacked.pop(oldest)
+        self._unacked_rows -= rows
+        self.poison += 1
+        log.error(
+            "telemetry: %d writer processes in a row ended holding the same batch first;"
+            " its %d rows are dropped",
+            POISON_ENDINGS,
+            rows,
+        )
+        await self._settle(0, rows)
 
     async def _spawn(self) -> asyncio.subprocess.Process:
         return await asyncio.create_subprocess_exec(
@@ -334,7 +390,10 @@ class ProcessWriter(QueueFront):
             except asyncio.IncompleteReadError:
                 return
             message = from_child.decode(body)
-            if isinstance(message, Failed):
+            self._answered_at = time.monotonic()
+            if isinstance(message, Ready):
+                self._ready = True
+            elif isinstance(message, Failed):
                 self.failed_batches += message.count
                 await self._answered()
             elif isinstance(message, Ack):

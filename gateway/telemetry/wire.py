@@ -3,8 +3,9 @@
 Frames on the child's stdin and stdout: a 4-byte big-endian length, then a msgspec
 MessagePack message. In: one :class:`Setup` first (the database URL travels here, never
 in argv or the environment: it may hold a password), then :class:`Batch` frames. Out:
-:class:`Ack` for every batch once it is written or given up on, and :class:`Failed` for
-each failed attempt (the ``failed_batches`` counter of the serving process).
+:class:`Ready` once it is set up, :class:`Ack` for every batch once it is written or given
+up on, and :class:`Failed` for each failed attempt (the ``failed_batches`` counter of the
+serving process).
 
 A record travels whole except its trail: the serving process turns the trail into the
 row's ``routing_detail`` JSON (its decision holds the configuration's objects, which the
@@ -49,13 +50,18 @@ class Failed(msgspec.Struct, tag="failed", array_like=True):
     count: int = 1
 
 
+class Ready(msgspec.Struct, tag="ready", array_like=True):
+    """Set up (logging, the engine): what ends this process from now on ends it while it
+    holds batches, not while it starts."""
+
+
 ToChild = Setup | Batch
-FromChild = Ack | Failed
+FromChild = Ack | Failed | Ready
 
 _encoder = msgspec.msgpack.Encoder()
 
 
-def frame(message: Setup | Batch | Ack | Failed) -> bytes:
+def frame(message: Setup | Batch | Ack | Failed | Ready) -> bytes:
     body = _encoder.encode(message)
     return HEADER.pack(len(body)) + body
 

@@ -43,6 +43,9 @@ class WriterSettings:
     retry_delay: float = 0.25  # seconds before the first retry of a failed batch, doubling
     retry_max_delay: float = 8.0
     stop_timeout: float = 10.0  # seconds stop() waits for the queue to drain
+    # Seconds a writer process may hold unacknowledged batches without an answer (an
+    # acknowledgement, a failed attempt) before it is taken as hung, killed and replaced.
+    hang_timeout: float = 30.0
 
     @property
     def retry(self) -> RetryPolicy:

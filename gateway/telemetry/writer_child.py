@@ -4,7 +4,8 @@ gateway.telemetry.writer_child``, one per serving process, started by it.
 It reads a :class:`~gateway.telemetry.wire.Setup` and then batches on stdin, writes each
 batch with :class:`~gateway.telemetry.batches.BatchWriter` (the same transaction, retries
 and set-aside as the writer on the loop) in the order received, and answers each with an
-:class:`~gateway.telemetry.wire.Ack` on stdout. SIGINT and SIGTERM are ignored: a signal
+:class:`~gateway.telemetry.wire.Ack` on stdout (a :class:`~gateway.telemetry.wire.Ready`
+first, once it is set up). SIGINT and SIGTERM are ignored: a signal
 to the whole process group stops the serving process, which sends what it still holds and
 closes stdin; at the end of stdin this process writes everything it received (or gives up
 on it after the retry policy) and exits. Its log lines go to stderr, inherited, in the
@@ -24,7 +25,17 @@ import msgspec
 from gateway.db.engine import create_engine
 from gateway.logs import drain, logging_config
 from gateway.telemetry.batches import BatchWriter, Entry, Outcome, RetryPolicy
-from gateway.telemetry.wire import HEADER, MAX_FRAME, Ack, Batch, Failed, Setup, frame, to_child
+from gateway.telemetry.wire import (
+    HEADER,
+    MAX_FRAME,
+    Ack,
+    Batch,
+    Failed,
+    Ready,
+    Setup,
+    frame,
+    to_child,
+)
 
 log = logging.getLogger("gateway.telemetry.writer")
 
@@ -36,7 +47,7 @@ class _Output:
         self._out = sys.stdout.buffer
         self.gone = False
 
-    def send(self, message: Ack | Failed) -> None:
+    def send(self, message: Ack | Failed | Ready) -> None:
         if self.gone:
             return
         try:
@@ -115,6 +126,7 @@ async def run() -> None:
     )
     batches: asyncio.Queue[Batch | _Unread | None] = asyncio.Queue()
     reading = asyncio.create_task(_frames(reader, batches))
+    output.send(Ready())
     outage = False  # the last batch written was dropped after the whole retry policy
     try:
         while (batch := await batches.get()) is not None:

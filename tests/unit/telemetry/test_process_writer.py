@@ -23,8 +23,9 @@ from gateway.domain.usage import UsageSource
 from gateway.routing.detail import AttemptNote, CallTrail
 from gateway.telemetry import process_writer
 from gateway.telemetry.batches import MAX_PIECE
-from gateway.telemetry.process_writer import ProcessWriter, separate_process_can_open
+from gateway.telemetry.process_writer import ProcessWriter
 from gateway.telemetry.records import TelemetryRecord, routing_detail
+from gateway.telemetry.supervision import separate_process_can_open
 from gateway.telemetry.wire import (
     HEADER,
     Ack,
