@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.config import build
+from gateway.config import providers
 from gateway.domain.model import AdapterType
 
 from .support import load, problems_of
@@ -43,7 +43,7 @@ def test_a_region_on_another_adapter_is_a_problem() -> None:
 
 
 def test_without_botocore_the_check_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(build, "find_spec", lambda name: None)
+    monkeypatch.setattr(providers, "find_spec", lambda name: None)
     (problem,) = problems_of(BEDROCK)
     assert problem.startswith("providers[0].adapter: adapter 'bedrock' needs botocore")
     assert "pip install 'llm-gateway[bedrock]'" in problem

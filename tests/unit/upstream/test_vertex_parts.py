@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from gateway.config import build
+from gateway.config import providers
 from gateway.domain.model import AdapterType
 from gateway.upstream.vertex.embeddings import from_predict_response, predict_request
 from gateway.upstream.vertex.urls import model_url, publisher
@@ -64,7 +64,7 @@ def test_a_vertex_provider_without_google_auth_installed_is_a_problem(
 ) -> None:
     text = VERTEX.format(fields="location: us-central1")
     load(text)  # installed here (the dev extra holds it)
-    monkeypatch.setattr(build, "_has_module", lambda name: name != "google.auth")
+    monkeypatch.setattr(providers, "_has_module", lambda name: name != "google.auth")
     assert problems_of(text) == [
         "providers[0].adapter: adapter 'vertex' needs google-auth (Google Cloud "
         "credentials), which is not installed: pip install 'llm-gateway[vertex]'"
