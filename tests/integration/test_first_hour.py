@@ -16,7 +16,8 @@ from typing import Any
 import httpx
 import pytest
 
-from gateway.cli import _parser, main
+from gateway.cli import main
+from gateway.cli.parser import command_parser
 from tests.support.process import free_port, serving
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,7 +45,7 @@ def _commands(parser: argparse.ArgumentParser, path: str = "gateway") -> list[tu
 
 
 def test_every_command_and_option_has_help_text() -> None:
-    entries = _commands(_parser())
+    entries = _commands(command_parser())
     assert len(entries) > 20
     assert ("gateway serve --host", "address to bind, instead of the config's server.host") in [
         (name, text) for name, text in entries
