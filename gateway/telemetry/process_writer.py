@@ -31,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import sys
 import time
 from collections import deque
 from collections.abc import Callable
@@ -45,21 +44,12 @@ from gateway.telemetry.supervision import (
     Suspect,
     retry_window,
 )
-from gateway.telemetry.wire import (
-    HEADER,
-    Ack,
-    Failed,
-    Ready,
-    Setup,
-    batch_frame,
-    frame,
-    from_child,
-)
+from gateway.telemetry.wire import Ack, Failed, Ready, batch_frame, frame, from_child, read_body
 from gateway.telemetry.writer import BatchKeys, QueueFront, WriterSettings
+from gateway.telemetry.writer_launch import launch, setup_for
 
 log = logging.getLogger("gateway.telemetry.writer")
 
-CHILD_MODULE = "gateway.telemetry.writer_child"
 RESTART_FIRST_SECONDS = 0.1
 RESTART_MAX_SECONDS = 5.0
 RESTART_TASK = "telemetry-writer-process"
@@ -298,13 +288,13 @@ class ProcessWriter(QueueFront):
     async def _run_process(self) -> int:
         """Start a writer process, send it every unacknowledged batch, read its answers
         until it ends (killed when it hangs); its exit status."""
-        process = await self._spawn()
+        process = await launch()
         self._process = process
         self._answered_at = time.monotonic()
         self._ready = self._killed_hung = False
         assert process.stdin is not None and process.stdout is not None
         stdin = process.stdin
-        self._write(stdin, frame(self._setup()))
+        self._write(stdin, frame(setup_for(self._url, self._settings, self._log_format)))
         for data, _ in list(self._unacked.values()):  # in the order first sent
             self._write(stdin, data)
         self._stdin = stdin
@@ -357,36 +347,10 @@ class ProcessWriter(QueueFront):
         )
         await self._settle(0, rows)
 
-    async def _spawn(self) -> asyncio.subprocess.Process:
-        return await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            CHILD_MODULE,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=None,  # inherited: its log lines join the serving process's
-            # A session of its own: a signal to the serving process's group (Ctrl-C,
-            # kill -TERM -PGID) never reaches it, not even before it ignores the signals.
-            # (uvloop takes start_new_session, not process_group.)
-            start_new_session=True,
-        )
-
-    def _setup(self) -> Setup:
-        settings = self._settings
-        return Setup(
-            url=self._url,
-            retry_attempts=settings.retry_attempts,
-            retry_delay=settings.retry_delay,
-            retry_max_delay=settings.retry_max_delay,
-            log_format=self._log_format,
-            log_level=logging.getLevelName(logging.getLogger().getEffectiveLevel()),
-        )
-
     async def _read_answers(self, stdout: asyncio.StreamReader) -> None:
         while True:
             try:
-                (size,) = HEADER.unpack(await stdout.readexactly(HEADER.size))
-                body = await stdout.readexactly(size)
+                body = await read_body(stdout)
             except asyncio.IncompleteReadError:
                 return
             message = from_child.decode(body)

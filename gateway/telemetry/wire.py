@@ -14,6 +14,7 @@ writer process has not got), ``details`` in the order of ``records``.
 
 from __future__ import annotations
 
+import asyncio
 import struct
 
 import msgspec
@@ -64,6 +65,15 @@ _encoder = msgspec.msgpack.Encoder()
 def frame(message: Setup | Batch | Ack | Failed | Ready) -> bytes:
     body = _encoder.encode(message)
     return HEADER.pack(len(body)) + body
+
+
+async def read_body(reader: asyncio.StreamReader) -> bytes:
+    """The body of the next frame on ``reader``: ``asyncio.IncompleteReadError`` at the end
+    of the stream, ``ValueError`` for a length past ``MAX_FRAME`` (the frames make no sense)."""
+    (size,) = HEADER.unpack(await reader.readexactly(HEADER.size))
+    if size > MAX_FRAME:
+        raise ValueError(f"a frame of {size} bytes")
+    return await reader.readexactly(size)
 
 
 def batch_frame(key: str, records: list[TelemetryRecord], details: list[str | None]) -> bytes:

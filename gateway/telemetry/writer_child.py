@@ -26,7 +26,6 @@ from gateway.db.engine import create_engine
 from gateway.logs import drain, logging_config
 from gateway.telemetry.batches import BatchWriter, Entry, Outcome, RetryPolicy
 from gateway.telemetry.wire import (
-    HEADER,
     MAX_FRAME,
     Ack,
     Batch,
@@ -34,6 +33,7 @@ from gateway.telemetry.wire import (
     Ready,
     Setup,
     frame,
+    read_body,
     to_child,
 )
 
@@ -87,11 +87,7 @@ async def _frames(
 ) -> None:
     try:
         while True:
-            header = await reader.readexactly(HEADER.size)
-            (size,) = HEADER.unpack(header)
-            if size > MAX_FRAME:
-                raise ValueError(f"a frame of {size} bytes")
-            message = _batch(await reader.readexactly(size))
+            message = _batch(await read_body(reader))
             if message is not None:
                 into.put_nowait(message)
     except asyncio.IncompleteReadError:
@@ -101,8 +97,7 @@ async def _frames(
 
 
 async def _setup(reader: asyncio.StreamReader) -> Setup:
-    (size,) = HEADER.unpack(await reader.readexactly(HEADER.size))
-    message = to_child.decode(await reader.readexactly(size))
+    message = to_child.decode(await read_body(reader))
     if not isinstance(message, Setup):
         raise ValueError("the first frame is not the setup")
     return message
