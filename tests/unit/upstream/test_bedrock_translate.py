@@ -22,7 +22,7 @@ from gateway.upstream.bedrock.translate import (
     usage_from_bedrock,
 )
 from gateway.upstream.error_body import ErrorBody
-from tests.support.fake_bedrock import event_frame
+from tests.support.bedrock_answers import event_frame
 
 CLAUDE = "anthropic.claude-3-5-haiku-20241022-v1:0"
 USER = [{"role": "user", "content": "Hi"}]
