@@ -19,7 +19,8 @@ public key; Google models take the same bodies as AI Studio (embeddings through
 Tests script answers per model (``FakeGemini.script``): ``Turn`` (parts, finishReason,
 usage; streamed as SSE with text split into words and each call whole), ``Blocked`` (a
 prompt blocked by promptFeedback) or ``Failure`` (an error status, with RetryInfo or
-Retry-After). Every request is recorded (``received``).
+Retry-After). Every request is recorded (``received``). What it checks of a body is in
+:mod:`tests.support.gemini_checks`, what it answers in :mod:`tests.support.gemini_answers`.
 """
 
 from __future__ import annotations
@@ -27,14 +28,32 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
+from tests.support.gemini_answers import (
+    Blocked,
+    Failure,
+    Reply,
+    Turn,
+    embeddings,
+    error_answer,
+    failure_answer,
+    predictions,
+    sse_answer,
+)
+from tests.support.gemini_checks import (
+    CLAUDE_FIELDS,
+    Invalid,
+    check_batch_embed,
+    check_generate,
+    check_predict,
+    fields,
+)
 from tests.support.servers import LoopThread, loopback_socket
 
 API_KEY = "AIza-fake-gemini-key-0123"
@@ -45,52 +64,6 @@ SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 # The audience a service account's assertion names, whichever token_uri it is sent to.
 GOOGLE_TOKEN_AUDIENCE = "https://oauth2.googleapis.com/token"
 VERTEX_ANTHROPIC_VERSION = "vertex-2023-10-16"
-_CLAUDE_FIELDS = {
-    "anthropic_version": str,
-    "messages": list,
-    "system": (str, list),
-    "max_tokens": int,
-    "temperature": (int, float),
-    "top_p": (int, float),
-    "top_k": int,
-    "stop_sequences": list,
-    "stream": bool,
-    "tools": list,
-    "tool_choice": dict,
-    "metadata": dict,
-    "thinking": dict,
-}
-# The signatures Google documents as accepted for histories Gemini did not produce.
-STAND_INS = ("skip_thought_signature_validator", "context_engineering_is_the_way_to_go")
-_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$")
-
-
-@dataclass
-class Turn:
-    parts: list[dict[str, Any]] = field(default_factory=lambda: [{"text": "Hello from Gemini."}])
-    finish: str = "STOP"
-    usage: dict[str, int] = field(
-        default_factory=lambda: {"promptTokenCount": 10, "candidatesTokenCount": 5}
-    )
-    safety_ratings: list[dict[str, Any]] | None = None
-
-
-@dataclass
-class Blocked:
-    reason: str = "SAFETY"
-    usage: dict[str, int] = field(default_factory=lambda: {"promptTokenCount": 7})
-
-
-@dataclass
-class Failure:
-    status: int
-    google_status: str
-    message: str = "fake failure"
-    retry_delay: str | None = None  # RetryInfo.retryDelay, e.g. "1s"
-    retry_after: str | None = None  # the Retry-After header
-
-
-Reply = Turn | Blocked | Failure
 
 
 @dataclass
@@ -101,10 +74,6 @@ class Received:
     query: dict[str, str]
     headers: dict[str, str]
     body: dict[str, Any]
-
-
-class Invalid(Exception):
-    pass
 
 
 class FakeGemini:
@@ -180,7 +149,7 @@ class FakeGemini:
         try:
             body = await request.json()
         except json.JSONDecodeError:
-            return _error(400, "INVALID_ARGUMENT", "Invalid JSON payload received.")
+            return error_answer(400, "INVALID_ARGUMENT", "Invalid JSON payload received.")
         self.received.append(
             Received(
                 request.path,
@@ -193,7 +162,7 @@ class FakeGemini:
         )
         key = request.headers.get("x-goog-api-key")
         if "key" in request.query or "authorization" in {h.lower() for h in request.headers}:
-            return _error(400, "INVALID_ARGUMENT", "send the key in x-goog-api-key only")
+            return error_answer(400, "INVALID_ARGUMENT", "send the key in x-goog-api-key only")
         if key != API_KEY:  # as Google answers it: a 400 whose ErrorInfo names the key
             info = {
                 "@type": "type.googleapis.com/google.rpc.ErrorInfo",
@@ -202,7 +171,7 @@ class FakeGemini:
                 "metadata": {"service": "generativelanguage.googleapis.com"},
             }
             message = "API key not valid. Please pass a valid API key."
-            return _error(400, "INVALID_ARGUMENT", message, details=[info])
+            return error_answer(400, "INVALID_ARGUMENT", message, details=[info])
         return await self._serve(request, model, method, body, vertex=False)
 
     async def _serve(
@@ -216,25 +185,25 @@ class FakeGemini:
                     raise Invalid("this fake serves streamGenerateContent with alt=sse only")
                 if not stream and request.query:
                     raise Invalid(f"unexpected query {dict(request.query)}")
-                self._check_generate(body, model)
+                check_generate(body, model, self.signatures)
             elif method == embed_method:
-                (_check_predict if vertex else _check_batch_embed)(body, model)
+                (check_predict if vertex else check_batch_embed)(body, model)
             else:
-                return _error(404, "NOT_FOUND", f"method {method} not found")
+                return error_answer(404, "NOT_FOUND", f"method {method} not found")
         except Invalid as exc:
-            return _error(400, "INVALID_ARGUMENT", f"Invalid JSON payload received. {exc}")
+            return error_answer(400, "INVALID_ARGUMENT", f"Invalid JSON payload received. {exc}")
         replies = self.scripts.get(model) or []
         reply = replies.pop(0) if replies else Turn()
         if isinstance(reply, Failure):
-            return _failure(reply)
+            return failure_answer(reply)
         if method == "batchEmbedContents":
-            return web.json_response(_embeddings(body))
+            return web.json_response(embeddings(body))
         if method == "predict":
-            return web.json_response(_predictions(body))
+            return web.json_response(predictions(body))
         answer = self._answer(reply, model)
         if method == "generateContent":
             return web.json_response(answer)
-        return await _sse(request, reply, answer)
+        return await sse_answer(request, reply, answer)
 
     async def _token(self, request: web.Request) -> web.Response:
         """Google's OAuth token endpoint: a JWT bearer grant signed by the account's key."""
@@ -284,7 +253,7 @@ class FakeGemini:
         try:
             body = await request.json()
         except json.JSONDecodeError:
-            return _error(400, "INVALID_ARGUMENT", "Invalid JSON payload received.")
+            return error_answer(400, "INVALID_ARGUMENT", "Invalid JSON payload received.")
         self.received.append(
             Received(
                 request.path,
@@ -296,16 +265,18 @@ class FakeGemini:
             )
         )
         if (info["project"], info["location"]) != (PROJECT, LOCATION):
-            return _error(404, "NOT_FOUND", "no such project or location")
+            return error_answer(404, "NOT_FOUND", "no such project or location")
         auth = request.headers.get("authorization", "")
         if not auth.startswith("Bearer ") or auth.removeprefix("Bearer ") not in self.tokens:
-            return _error(401, "UNAUTHENTICATED", "Request had invalid authentication credentials.")
+            return error_answer(
+                401, "UNAUTHENTICATED", "Request had invalid authentication credentials."
+            )
         if "x-goog-api-key" in request.headers or "key" in request.query:
-            return _error(400, "INVALID_ARGUMENT", "Vertex AI takes no API key here")
+            return error_answer(400, "INVALID_ARGUMENT", "Vertex AI takes no API key here")
         if info["publisher"] == "anthropic":
             return await self._claude(request, model, method, body)
         if info["publisher"] != "google":
-            return _error(404, "NOT_FOUND", "no such publisher")
+            return error_answer(404, "NOT_FOUND", "no such publisher")
         return await self._serve(request, model, method, body, vertex=True)
 
     async def _claude(
@@ -314,7 +285,7 @@ class FakeGemini:
         if model == "count-tokens":  # Claude's token count: the model is named in the body
             return self._claude_count(method, body)
         try:
-            _fields(body, "", _CLAUDE_FIELDS)
+            fields(body, "", CLAUDE_FIELDS)
             if body.get("anthropic_version") != VERTEX_ANTHROPIC_VERSION:
                 raise Invalid("anthropic_version must be vertex-2023-10-16")
             if "messages" not in body or "max_tokens" not in body:
@@ -331,7 +302,7 @@ class FakeGemini:
         replies = self.scripts.get(model) or []
         reply = replies.pop(0) if replies else Turn()
         if isinstance(reply, Failure):
-            return _failure(reply)
+            return failure_answer(reply)
         text = "".join(p.get("text", "") for p in getattr(reply, "parts", []))
         usage = {
             "input_tokens": reply.usage.get("promptTokenCount", 0),
@@ -453,302 +424,6 @@ class FakeGemini:
             "responseId": "resp-1",
         }
 
-    def _check_generate(self, body: Any, model: str) -> None:
-        _fields(
-            body,
-            "",
-            {
-                "contents": list,
-                "systemInstruction": dict,
-                "tools": list,
-                "toolConfig": dict,
-                "generationConfig": dict,
-                "safetySettings": list,
-                "cachedContent": str,
-            },
-        )
-        contents = body.get("contents")
-        if not contents:
-            raise Invalid("contents is required")
-        if "systemInstruction" in body:
-            _check_content(body["systemInstruction"], "systemInstruction", role_required=False)
-        previous_calls: set[str] = set()
-        for i, content in enumerate(contents):
-            _check_content(content, f"contents[{i}]", role_required=True)
-            parts = content["parts"]
-            for j, part in enumerate(parts):
-                at = f"contents[{i}].parts[{j}]"
-                if "functionResponse" in part:
-                    name = part["functionResponse"]["name"]
-                    if content["role"] != "user" or name not in previous_calls:
-                        raise Invalid(f"{at}: a function response must answer a call before it")
-            calls = [p for p in parts if "functionCall" in p]
-            if content["role"] == "model" and calls and "thinking" in model:
-                signature = calls[0].get("thoughtSignature")
-                if signature not in self.signatures and signature not in STAND_INS:
-                    raise Invalid(
-                        f"Function call `{calls[0]['functionCall']['name']}` in the {i}. "
-                        "content block is missing a `thought_signature`."
-                    )
-            if content["role"] == "model":
-                previous_calls = {p["functionCall"]["name"] for p in calls}
-        for i, tool in enumerate(body.get("tools", [])):
-            _fields(tool, f"tools[{i}]", {"functionDeclarations": list})
-            for j, declaration in enumerate(tool["functionDeclarations"]):
-                at = f"tools[{i}].functionDeclarations[{j}]"
-                _fields(
-                    declaration,
-                    at,
-                    {
-                        "name": str,
-                        "description": str,
-                        "parameters": dict,
-                        "parametersJsonSchema": dict,
-                    },
-                )
-                if not _NAME.match(declaration.get("name", "")):
-                    raise Invalid(f"{at}.name is not a valid function name")
-                if "parameters" in declaration and "parametersJsonSchema" in declaration:
-                    raise Invalid(f"{at}: parameters and parametersJsonSchema are exclusive")
-        if "toolConfig" in body:
-            _fields(body["toolConfig"], "toolConfig", {"functionCallingConfig": dict})
-            config = body["toolConfig"].get("functionCallingConfig", {})
-            _fields(
-                config,
-                "toolConfig.functionCallingConfig",
-                {"mode": str, "allowedFunctionNames": list},
-            )
-            if config.get("mode") not in ("AUTO", "ANY", "NONE", "VALIDATED"):
-                raise Invalid("functionCallingConfig.mode is not a valid mode")
-            if "allowedFunctionNames" in config and config.get("mode") != "ANY":
-                raise Invalid("allowedFunctionNames is allowed with mode ANY only")
-        if "generationConfig" in body:
-            _check_generation_config(body["generationConfig"])
-
-
-def _check_content(content: Any, at: str, *, role_required: bool) -> None:
-    _fields(content, at, {"role": str, "parts": list})
-    if role_required and content.get("role") not in ("user", "model"):
-        raise Invalid(f"{at}.role must be 'user' or 'model'")
-    parts = content.get("parts")
-    if not parts:
-        raise Invalid(f"{at}.parts must not be empty")
-    for j, part in enumerate(parts):
-        _check_part(part, f"{at}.parts[{j}]")
-
-
-def _check_part(part: Any, at: str) -> None:
-    data_fields: dict[str, type | tuple[type, ...]] = {
-        "text": str,
-        "inlineData": dict,
-        "functionCall": dict,
-        "functionResponse": dict,
-        "fileData": dict,
-    }
-    _fields(part, at, {**data_fields, "thought": bool, "thoughtSignature": str})
-    present = [name for name in data_fields if name in part]
-    if len(present) != 1:
-        raise Invalid(f"{at} must hold exactly one of {', '.join(data_fields)}")
-    if "thoughtSignature" in part and part["thoughtSignature"] not in STAND_INS:
-        try:
-            base64.b64decode(part["thoughtSignature"], validate=True)
-        except ValueError as exc:
-            raise Invalid(f"{at}.thoughtSignature is not base64") from exc
-    if "inlineData" in part:
-        _fields(part["inlineData"], f"{at}.inlineData", {"mimeType": str, "data": str})
-        try:
-            base64.b64decode(part["inlineData"]["data"], validate=True)
-        except (KeyError, ValueError) as exc:
-            raise Invalid(f"{at}.inlineData.data is not base64") from exc
-    if "functionCall" in part:
-        _fields(part["functionCall"], f"{at}.functionCall", {"name": str, "args": dict, "id": str})
-    if "functionResponse" in part:
-        _fields(
-            part["functionResponse"],
-            f"{at}.functionResponse",
-            {"name": str, "response": dict, "id": str},
-        )
-        if "response" not in part["functionResponse"]:
-            raise Invalid(f"{at}.functionResponse.response is required")
-
-
-def _check_generation_config(config: Any) -> None:
-    number = (int, float)
-    _fields(
-        config,
-        "generationConfig",
-        {
-            "stopSequences": list,
-            "responseMimeType": str,
-            "responseSchema": dict,
-            "responseJsonSchema": dict,
-            "candidateCount": int,
-            "maxOutputTokens": int,
-            "temperature": number,
-            "topP": number,
-            "topK": int,
-            "seed": int,
-            "presencePenalty": number,
-            "frequencyPenalty": number,
-            "thinkingConfig": dict,
-        },
-    )
-    if "responseJsonSchema" in config and config.get("responseMimeType") != "application/json":
-        raise Invalid("responseJsonSchema needs responseMimeType application/json")
-    if len(config.get("stopSequences", [])) > 5:
-        raise Invalid("at most 5 stopSequences")
-    thinking = config.get("thinkingConfig")
-    if thinking is not None:
-        _fields(
-            thinking,
-            "generationConfig.thinkingConfig",
-            {"includeThoughts": bool, "thinkingBudget": int, "thinkingLevel": str},
-        )
-        if "thinkingBudget" in thinking and "thinkingLevel" in thinking:
-            raise Invalid("thinkingBudget and thinkingLevel are exclusive")
-
-
-def _check_batch_embed(body: Any, model: str) -> None:
-    _fields(body, "", {"requests": list})
-    for i, request in enumerate(body.get("requests") or []):
-        at = f"requests[{i}]"
-        _fields(
-            request,
-            at,
-            {
-                "model": str,
-                "content": dict,
-                "taskType": str,
-                "title": str,
-                "outputDimensionality": int,
-            },
-        )
-        if request.get("model") != f"models/{model}":
-            raise Invalid(f"{at}.model must be models/{model}")
-        _check_content(request.get("content"), f"{at}.content", role_required=False)
-    if not body.get("requests"):
-        raise Invalid("requests is required")
-
-
-def _check_predict(body: Any, model: str) -> None:
-    _fields(body, "", {"instances": list, "parameters": dict})
-    if not body.get("instances"):
-        raise Invalid("instances is required")
-    for i, instance in enumerate(body["instances"]):
-        _fields(instance, f"instances[{i}]", {"content": str, "task_type": str, "title": str})
-        if "content" not in instance:
-            raise Invalid(f"instances[{i}].content is required")
-    _fields(
-        body.get("parameters", {}),
-        "parameters",
-        {"outputDimensionality": int, "autoTruncate": bool},
-    )
-
-
-def _predictions(body: dict[str, Any]) -> dict[str, Any]:
-    size = body.get("parameters", {}).get("outputDimensionality", 3)
-    return {
-        "predictions": [
-            {
-                "embeddings": {
-                    "values": [round(len(i["content"]) / (k + 1), 3) for k in range(size)],
-                    "statistics": {"token_count": len(i["content"]), "truncated": False},
-                }
-            }
-            for i in body["instances"]
-        ]
-    }
-
 
 def _b64url(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-def _fields(value: Any, at: str, allowed: dict[str, Any]) -> None:
-    if not isinstance(value, dict):
-        raise Invalid(f"{at or 'the body'} must be an object")
-    for name, item in value.items():
-        kind = allowed.get(name)
-        if kind is None:
-            raise Invalid(f"Unknown name \"{name}\" at '{at}': Cannot find field.")
-        if isinstance(item, bool) and kind is not bool and bool not in _tuple(kind):
-            raise Invalid(f"{at}.{name} has the wrong type")
-        if not isinstance(item, kind):
-            raise Invalid(f"{at}.{name} has the wrong type")
-
-
-def _tuple(kind: Any) -> tuple[type, ...]:
-    return kind if isinstance(kind, tuple) else (kind,)
-
-
-def _error(status: int, google_status: str, message: str, **extra: Any) -> web.Response:
-    error: dict[str, Any] = {"code": status, "message": message, "status": google_status}
-    error.update(extra)
-    return web.json_response({"error": error}, status=status)
-
-
-def _failure(failure: Failure) -> web.Response:
-    extra: dict[str, Any] = {}
-    if failure.retry_delay is not None:
-        extra["details"] = [
-            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": failure.retry_delay}
-        ]
-    response = _error(failure.status, failure.google_status, failure.message, **extra)
-    if failure.retry_after is not None:
-        response.headers["retry-after"] = failure.retry_after
-    return response
-
-
-def _embeddings(body: dict[str, Any]) -> dict[str, Any]:
-    out = []
-    for request in body["requests"]:
-        text = "".join(p.get("text", "") for p in request["content"]["parts"])
-        size = request.get("outputDimensionality", 3)
-        out.append({"values": [round(len(text) / (k + 1), 3) for k in range(size)]})
-    return {"embeddings": out}
-
-
-async def _sse(
-    request: web.Request, reply: Turn | Blocked, answer: dict[str, Any]
-) -> web.StreamResponse:
-    """The answer as Gemini streams it: text in word pieces, each call whole, the
-    finishReason and the full usage on the last chunk (earlier ones carry the prompt's)."""
-    response = web.StreamResponse(headers={"content-type": "text/event-stream"})
-    await response.prepare(request)
-    send: Callable[[dict[str, Any]], Any] = lambda chunk: response.write(  # noqa: E731
-        b"data: " + json.dumps(chunk).encode() + b"\r\n\r\n"
-    )
-    if isinstance(reply, Blocked):
-        await send(answer)
-        await response.write_eof()
-        return response
-    candidate = answer["candidates"][0]
-    pieces: list[dict[str, Any]] = []
-    for part in candidate["content"]["parts"]:
-        if "text" in part and "thoughtSignature" not in part and not part.get("thought"):
-            words = re.findall(r"\S+\s*", part["text"]) or [part["text"]]
-            pieces.extend({"text": w} for w in words)
-        else:
-            pieces.append(part)
-    base = {"modelVersion": answer["modelVersion"], "responseId": answer["responseId"]}
-    prompt_usage = {"promptTokenCount": answer["usageMetadata"].get("promptTokenCount", 0)}
-    for index, piece in enumerate(pieces):
-        last = index == len(pieces) - 1
-        chunk_candidate: dict[str, Any] = {
-            "content": {"role": "model", "parts": [piece]},
-            "index": 0,
-        }
-        if last:
-            chunk_candidate["finishReason"] = candidate["finishReason"]
-            if "safetyRatings" in candidate:
-                chunk_candidate["safetyRatings"] = candidate["safetyRatings"]
-        usage = answer["usageMetadata"] if last else prompt_usage
-        await send({"candidates": [chunk_candidate], "usageMetadata": usage, **base})
-    if not pieces:
-        ending = {
-            "content": {"role": "model", "parts": []},
-            "finishReason": candidate["finishReason"],
-        }
-        await send({"candidates": [ending], "usageMetadata": answer["usageMetadata"], **base})
-    await response.write_eof()
-    return response
