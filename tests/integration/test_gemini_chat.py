@@ -1,7 +1,8 @@
 """Gemini behind the OpenAI API: the openai SDK → the gateway → a fake Gemini API that checks
 each request against the API reference. Chat and streams priced with cached and reasoning
-tokens, tool loops (parallel calls, signatures round-tripped), structured output, images,
-embeddings, throttling retried, safety blocks, and criteria routing across adapters."""
+tokens, tool loops (parallel calls, signatures round-tripped), structured output, images and
+embeddings. Failures are in test_gemini_errors.py, the other APIs and criteria routing in
+test_gemini_apis.py."""
 
 from __future__ import annotations
 
@@ -20,9 +21,8 @@ from tests.integration.gemini_support import (
     gateway,
     gemini,
 )
-from tests.support.fake_gemini import API_KEY, Blocked, Failure, FakeGemini, Turn
-from tests.support.fake_upstream import FakeUpstream
-from tests.support.gateway import TEST_KEY, RunningGateway, gateway_yaml, running_gateway
+from tests.support.fake_gemini import API_KEY, FakeGemini, Turn
+from tests.support.gateway import TEST_KEY, RunningGateway
 
 __all__ = ["fresh_gemini", "gateway", "gemini"]
 
@@ -392,188 +392,3 @@ def test_thinking_with_a_tool_loop_round_trips_the_signatures(
     rows = gateway.rows(expect=4)
     # 2.00 per 1M of 50 prompt tokens + 12.00 per 1M of 50 output (10 + 40 thoughts)
     assert [r["actual_cost"] for r in rows[:3]] == [Decimal("0.0007")] * 3
-
-
-def test_throttling_is_retried_honouring_retry_info_and_retry_after(
-    gateway: RunningGateway, gemini: FakeGemini
-) -> None:
-    gemini.script(
-        "gemini-2.5-flash",
-        Failure(429, "RESOURCE_EXHAUSTED", "Quota exceeded", retry_delay="0.05s"),
-        Failure(503, "UNAVAILABLE", "The model is overloaded", retry_after="0"),
-        Turn(parts=[{"text": "At last."}]),
-    )
-    answer = gateway.client().chat.completions.create(model="gemini-chat", messages=MESSAGES)
-    assert answer.choices[0].message.content == "At last."
-    assert len(gemini.received) == 3
-    (row,) = gateway.rows()
-    assert row["success"] == 1 and row["provider_retries"] == 2
-
-    gemini.script(
-        "gemini-2.5-flash",
-        *[Failure(429, "RESOURCE_EXHAUSTED", "Quota exceeded", retry_delay="0.01s")] * 3,
-    )
-    with pytest.raises(openai.RateLimitError) as throttled:
-        gateway.client().chat.completions.create(model="gemini-chat", messages=MESSAGES)
-    # The final 429 is the gateway's own, with the upstream's RetryInfo as Retry-After.
-    assert throttled.value.response.headers.get("retry-after") == "0.01"
-    assert len(gemini.received) == 6
-
-
-def test_a_gemini_refusal_of_the_request_is_relayed_as_openai_error(
-    gateway: RunningGateway, gemini: FakeGemini
-) -> None:
-    gemini.script("gemini-2.5-flash", Failure(400, "INVALID_ARGUMENT", "Bad schema."))
-    with pytest.raises(openai.BadRequestError) as refused:
-        gateway.client().chat.completions.create(model="gemini-chat", messages=MESSAGES)
-    body = refused.value.body
-    assert isinstance(body, dict)
-    assert (body["code"], body["message"], body["type"]) == (
-        "INVALID_ARGUMENT",
-        "Bad schema.",
-        "invalid_request_error",
-    )
-    assert len(gemini.received) == 1  # a 400 is not retried
-
-
-def test_a_refused_api_key_is_the_gateways_credential_failing_and_falls_back(
-    gemini: FakeGemini, upstream: FakeUpstream, sqlite_url: str
-) -> None:
-    gemini.reset()
-    upstream.behave("small-model", content="From the fallback.")
-    wrong = "AIza-wrong-key-987654321"
-    providers = (
-        f'  - {{id: google, adapter: gemini, baseUrl: "{gemini.base_url}", apiKey: "{wrong}",\n'
-        f"     maxRetries: 0}}\n"
-    )
-    yaml_text = gateway_yaml(
-        upstream.url,
-        sqlite_url,
-        providers=providers,
-        models="  - {id: flash, provider: google, name: gemini-2.5-flash, capabilities: [chat]}",
-        configurations="""
-  - {id: gemini-only, mode: fixed, model: flash}
-  - {id: gemini-first, mode: fixed, model: flash, fallback: [chat]}""",
-    )
-    with running_gateway(yaml_text) as running:
-        client = running.client()
-        with pytest.raises(openai.InternalServerError) as failed:
-            client.chat.completions.create(model="gemini-only", messages=MESSAGES)
-        assert failed.value.status_code == 502
-        assert "rejected the gateway's credentials" in str(failed.value.body)
-        assert wrong not in str(failed.value.body) and "API key not valid" not in str(
-            failed.value.body
-        )
-        rescued = client.chat.completions.create(model="gemini-first", messages=MESSAGES)
-        assert rescued.choices[0].message.content == "From the fallback."
-        rows = running.rows()
-        assert rows[0]["error_class"] == "upstream_auth"
-        assert (rows[1]["success"], rows[1]["served_provider"]) == (1, "fake")
-
-
-def test_safety_blocks_are_content_filter_with_the_reason(
-    gateway: RunningGateway, gemini: FakeGemini
-) -> None:
-    ratings = [{"category": "HARM_CATEGORY_HARASSMENT", "probability": "HIGH", "blocked": True}]
-    gemini.script(
-        "gemini-2.5-flash",
-        Blocked("SAFETY"),
-        Turn(parts=[{"text": "Well,"}], finish="SAFETY", safety_ratings=ratings),
-    )
-    client = gateway.client()
-    blocked = client.chat.completions.create(model="gemini-chat", messages=MESSAGES)
-    choice = blocked.choices[0]
-    assert choice.finish_reason == "content_filter"
-    assert choice.message.content is None
-    assert choice.message.refusal is not None and "blockReason: SAFETY" in choice.message.refusal
-    chunks = list(
-        client.chat.completions.create(model="gemini-chat", messages=MESSAGES, stream=True)
-    )
-    refusal = "".join(c.choices[0].delta.refusal or "" for c in chunks if c.choices)
-    assert refusal == "Gemini stopped the answer (finishReason: SAFETY): HARM_CATEGORY_HARASSMENT"
-    assert chunks[-1].choices[0].finish_reason == "content_filter"
-    rows = gateway.rows(expect=2)
-    assert [r["success"] for r in rows] == [1, 1]
-    assert rows[0]["actual_cost"] == Decimal(7) * Decimal("0.30") / 1_000_000
-
-
-def test_the_responses_api_works_through_the_chat_translation(
-    gateway: RunningGateway, gemini: FakeGemini
-) -> None:
-    gemini.script("gemini-2.5-flash", Turn(parts=[{"text": "Hi from Responses."}]))
-    response = gateway.client().responses.create(model="gemini-chat", input="Say hi.")
-    assert response.output_text == "Hi from Responses."
-    assert gemini.last().body["contents"] == [{"role": "user", "parts": [{"text": "Say hi."}]}]
-
-    gemini.script(
-        "gemini-3-pro-thinking",
-        Turn(parts=[{"text": "Greeting time.", "thought": True}, {"text": "Hi."}]),
-    )
-    reasoned = gateway.client().responses.create(
-        model="gemini-think", input="Say hi.", reasoning={"effort": "low", "summary": "auto"}
-    )
-    assert reasoned.output_text == "Hi."
-    (item,) = [o for o in reasoned.output if o.type == "reasoning"]
-    assert [s.text for s in item.summary] == ["Greeting time."]
-    assert gemini.last().body["generationConfig"]["thinkingConfig"] == {
-        "thinkingLevel": "low",
-        "includeThoughts": True,
-    }
-
-
-def test_legacy_completions_work_through_the_chat_translation(
-    gateway: RunningGateway, gemini: FakeGemini
-) -> None:
-    gemini.script(
-        "gemini-2.5-flash",
-        Turn(parts=[{"text": "Hi there."}]),
-        Turn(parts=[{"text": "Hi there, streamed."}]),
-    )
-    client = gateway.client()
-    whole = client.completions.create(model="gemini-chat", prompt="Say hi.", max_tokens=20)
-    assert whole.object == "text_completion"
-    assert whole.choices[0].text == "Hi there."
-    assert whole.choices[0].finish_reason == "stop"
-    assert whole.usage is not None and whole.usage.prompt_tokens == 10
-    assert gemini.last().body == {
-        "contents": [{"role": "user", "parts": [{"text": "Say hi."}]}],
-        "generationConfig": {"maxOutputTokens": 20},
-    }
-    chunks = list(
-        client.completions.create(
-            model="gemini-chat",
-            prompt="Say hi.",
-            stream=True,
-            stream_options={"include_usage": True},
-        )
-    )
-    assert "".join(c.choices[0].text for c in chunks if c.choices) == "Hi there, streamed."
-    assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens == 5
-    with pytest.raises(openai.BadRequestError) as refused:
-        client.completions.create(model="gemini-chat", prompt="x", suffix="y")
-    body = refused.value.body
-    assert isinstance(body, dict) and body["param"] == "suffix"
-    rows = gateway.rows(expect=3)
-    assert [r["operation"] for r in rows] == ["completion", "completion", "completion"]
-    # flash: 10 prompt tokens at 0.30 and 5 output at 2.50 per 1M
-    assert [r["actual_cost"] for r in rows[:2]] == [Decimal("0.0000155")] * 2
-
-
-def test_criteria_choose_between_an_openai_compatible_and_a_gemini_model(
-    gateway: RunningGateway, gemini: FakeGemini, upstream: FakeUpstream
-) -> None:
-    upstream.behave("small-model", content="From the cheap one.")
-    gemini.script("gemini-2.5-flash", Turn(parts=[{"text": "{}"}]))
-    client = gateway.client()
-    cheapest = client.chat.completions.with_raw_response.create(model="cheapest", messages=MESSAGES)
-    assert cheapest.headers["x-gateway-provider"] == "fake"  # 0.15 input beats 0.30
-    json_mode = client.chat.completions.with_raw_response.create(
-        model="vision-routed", messages=MESSAGES, response_format={"type": "json_object"}
-    )
-    assert json_mode.headers["x-gateway-provider"] == "google"  # only flash has json_mode
-    assert json_mode.parse().choices[0].message.content == "{}"
-    rows = gateway.rows()
-    assert [(r["configuration"], r["adapter_type"]) for r in rows] == [
-        ("cheapest", "openai"),
-        ("vision-routed", "gemini"),
-    ]
