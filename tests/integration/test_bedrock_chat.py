@@ -1,7 +1,8 @@
 """AWS Bedrock behind the OpenAI API: the openai SDK → the gateway → a fake Bedrock
 Runtime that verifies each request's SigV4 signature and checks its body against the
-service model. Chat whole and streamed, tools, structured output, images, reasoning,
-errors, retries, guardrails, the API key mode; each call's row priced exactly."""
+service model. Chat whole and streamed, tools, structured output, images, reasoning; each
+call's row priced exactly. Failures are in test_bedrock_errors.py, the API key mode and the
+other APIs in test_bedrock_apis.py."""
 
 from __future__ import annotations
 
@@ -9,18 +10,13 @@ import base64
 import json
 from decimal import Decimal
 
-import anthropic
 import openai
 import pytest
-from genai_prices import Usage as PriceUsage
-from genai_prices import calc_price
 from pydantic import BaseModel
 
-from gateway.catalog import data_version
 from tests.integration.bedrock_support import (
     CLAUDE,
     MESSAGES,
-    NOVA,
     TOOLS,
     _fresh,
     aws_environment,
@@ -28,8 +24,8 @@ from tests.integration.bedrock_support import (
     gateway,
     new_rows,
 )
-from tests.support.fake_bedrock import API_KEY, Answer, FakeBedrock
-from tests.support.gateway import TEST_KEY, RunningGateway
+from tests.support.fake_bedrock import Answer, FakeBedrock
+from tests.support.gateway import RunningGateway
 
 __all__ = ["_fresh", "aws_environment", "bedrock", "gateway"]
 
@@ -360,172 +356,3 @@ def test_thinking_with_a_tool_loop_sends_the_signed_thinking_back(
     assert sent.body["messages"][1]["content"][0] == {
         "reasoningContent": {"reasoningText": {"text": "I should look.", "signature": "sig-1"}}
     }
-
-
-def test_a_guardrail_block_is_content_filter_whole_and_streamed(
-    gateway: RunningGateway, bedrock: FakeBedrock
-) -> None:
-    blocked = Answer(
-        text="Sorry, the model cannot answer this.", stop_reason="guardrail_intervened"
-    )
-    bedrock.script(CLAUDE, blocked)
-    before = len(gateway.rows())
-    answer = gateway.client().chat.completions.create(model="claude-chat", messages=MESSAGES)
-    assert answer.choices[0].finish_reason == "content_filter"
-    bedrock.script(CLAUDE, Answer(text="Filtered.", stop_reason="content_filtered"))
-    stream = gateway.client().chat.completions.create(
-        model="claude-chat", messages=MESSAGES, stream=True
-    )
-    finishes = [c.choices[0].finish_reason for c in stream if c.choices]
-    assert finishes[-1] == "content_filter"
-    rows = new_rows(gateway, before, expect=2)
-    assert len(rows) == 2 and all(row["success"] == 1 for row in rows)
-    # 20·0.80 + 10·4.00 = 56 per 1M, each
-    assert [row["actual_cost"] for row in rows] == [Decimal("0.000056")] * 2
-
-
-def test_a_throttled_call_is_retried_honouring_retry_after(
-    gateway: RunningGateway, bedrock: FakeBedrock
-) -> None:
-    bedrock.script(
-        CLAUDE,
-        Answer(status=429, exception="ThrottlingException", retry_after="0"),
-        Answer(text="After the wait."),
-    )
-    before = len(gateway.rows())
-    answer = gateway.client().chat.completions.create(model="claude-chat", messages=MESSAGES)
-    assert answer.choices[0].message.content == "After the wait."
-    assert len(bedrock.sent("converse")) == 2
-    (row,) = new_rows(gateway, before)
-    assert row["success"] == 1 and row["actual_cost"] == Decimal("0.000056")
-
-    bedrock.script(CLAUDE, Answer(stream_exception="ThrottlingException"), Answer(text="Later."))
-    stream = gateway.client().chat.completions.create(
-        model="claude-chat", messages=MESSAGES, stream=True
-    )
-    assert "".join(c.choices[0].delta.content or "" for c in stream if c.choices) == "Later."
-
-
-def test_bedrock_errors_reach_the_client_as_openai_envelopes(
-    gateway: RunningGateway, bedrock: FakeBedrock
-) -> None:
-    bedrock.script(CLAUDE, Answer(status=400, exception="ValidationException"))
-    with pytest.raises(openai.BadRequestError) as refused:
-        gateway.client().chat.completions.create(model="claude-chat", messages=MESSAGES)
-    body = refused.value.body
-    assert isinstance(body, dict)
-    assert body["code"] == "ValidationException"
-    assert body["message"] == "fake ValidationException"
-    assert len(bedrock.sent("converse")) == 1  # a 400 is not retried
-
-    bedrock.script(CLAUDE, Answer(status=503, exception="ServiceUnavailableException"))
-    with pytest.raises(openai.APIStatusError) as failed:
-        gateway.client().chat.completions.create(model="claude-chat", messages=MESSAGES)
-    assert failed.value.status_code == 502  # every attempt failed: the gateway's own 502
-    assert "http_5xx" in failed.value.message
-    assert len(bedrock.sent("converse")) == 3  # retried once (maxRetries: 1)
-
-
-def test_a_bedrock_api_key_is_sent_as_a_bearer_token(
-    gateway: RunningGateway, bedrock: FakeBedrock
-) -> None:
-    bedrock.script(NOVA, Answer(text="Nova here."))
-    before = len(gateway.rows())
-    answer = gateway.client().chat.completions.create(model="nova-chat", messages=MESSAGES)
-    assert answer.choices[0].message.content == "Nova here."
-    (sent,) = bedrock.sent("converse")
-    assert sent.headers["Authorization"] == f"Bearer {API_KEY}"
-    assert "X-Amz-Date" not in sent.headers
-    assert bedrock.refused == []
-    # nova has no YAML price: the catalog's (genai-prices' "aws" provider) prices the row.
-    (row,) = new_rows(gateway, before)
-    assert row["price_source"] == f"catalog:{data_version()}"
-    expected = calc_price(PriceUsage(input_tokens=20, output_tokens=10), NOVA, provider_id="aws")
-    assert row["actual_cost"] == expected.total_price
-
-
-def test_the_responses_api_is_served_through_converse(
-    gateway: RunningGateway, bedrock: FakeBedrock
-) -> None:
-    response = gateway.client().responses.create(
-        model="claude-chat", input="Say hello.", instructions="Be brief."
-    )
-    assert response.output_text == "Hello from Bedrock."
-    (sent,) = bedrock.sent("converse")
-    assert sent.body["system"] == [{"text": "Be brief."}]
-    stream = gateway.client().responses.create(model="claude-chat", input="Hi", stream=True)
-    kinds = [event.type for event in stream]
-    assert kinds[-1] == "response.completed"
-    assert bedrock.refused == []
-
-
-def test_legacy_completions_go_through_the_chat_translation(
-    gateway: RunningGateway, bedrock: FakeBedrock
-) -> None:
-    bedrock.script(CLAUDE, Answer(text="Once upon a time."), Answer(text="Streamed tale."))
-    before = len(gateway.rows())
-    client = gateway.client()
-    whole = client.completions.create(model="claude-chat", prompt="Tell a tale.", max_tokens=30)
-    assert whole.object == "text_completion"
-    assert whole.choices[0].text == "Once upon a time."
-    (sent,) = bedrock.sent("converse")
-    assert sent.body == {
-        "messages": [{"role": "user", "content": [{"text": "Tell a tale."}]}],
-        "inferenceConfig": {"maxTokens": 30},
-    }
-    chunks = list(
-        client.completions.create(
-            model="claude-chat",
-            prompt="Tell a tale.",
-            stream=True,
-            stream_options={"include_usage": True},
-        )
-    )
-    assert "".join(c.choices[0].text for c in chunks if c.choices) == "Streamed tale."
-    assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens == 10
-    rows = new_rows(gateway, before, expect=2)
-    assert [r["operation"] for r in rows] == ["completion", "completion"]
-    assert [r["actual_cost"] for r in rows] == [Decimal("0.000056")] * 2
-
-
-def test_an_exception_mid_stream_ends_the_stream_with_an_error_event(
-    gateway: RunningGateway, bedrock: FakeBedrock
-) -> None:
-    bedrock.script(
-        CLAUDE,
-        Answer(
-            text="One two three.",
-            stream_exception="ModelStreamErrorException",
-            stream_exception_after=3,
-        ),
-    )
-    stream = gateway.client().chat.completions.create(
-        model="claude-chat", messages=MESSAGES, stream=True
-    )
-    text = ""
-    with pytest.raises(openai.APIError) as failed:
-        for chunk in stream:
-            text += chunk.choices[0].delta.content or "" if chunk.choices else ""
-    assert text == "One two "  # what arrived before the exception
-    assert "fake stream failure" in failed.value.message
-    assert len(bedrock.sent("converse-stream")) == 1  # bytes were sent: no retry
-
-
-def test_the_anthropic_sdk_reaches_a_model_not_claude_through_the_messages_translation(
-    gateway: RunningGateway, bedrock: FakeBedrock
-) -> None:
-    bedrock.script(NOVA, Answer(text="Hi from Bedrock.", input_tokens=30, output_tokens=6))
-    client = anthropic.Anthropic(base_url=gateway.url, api_key=TEST_KEY, max_retries=0)
-    message = client.messages.create(
-        model="nova-chat",
-        max_tokens=100,
-        system="Be brief.",
-        messages=[{"role": "user", "content": "Say hello."}],
-    )
-    assert [block.type for block in message.content] == ["text"]
-    assert message.content[0].text == "Hi from Bedrock."  # type: ignore[union-attr]
-    assert (message.usage.input_tokens, message.usage.output_tokens) == (30, 6)
-    (sent,) = bedrock.sent("converse")
-    assert sent.body["system"] == [{"text": "Be brief."}]
-    assert sent.body["inferenceConfig"] == {"maxTokens": 100}
-    assert bedrock.refused == []
