@@ -14,7 +14,6 @@ configuration").
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from dataclasses import dataclass
@@ -51,7 +50,7 @@ from gateway.pipeline.snapshots import SnapshotSource
 from gateway.routing.exploration import ExplorationCounts
 from gateway.session import SessionSigner, signer_for
 from gateway.signals.refresher import SignalRefresher, SignalStore
-from gateway.tasks import Supervisor
+from gateway.tasks import Supervisor, cancel_and_wait
 from gateway.telemetry.overview import SettledDays
 from gateway.telemetry.process_writer import ProcessWriter
 from gateway.telemetry.retention import Retention
@@ -350,10 +349,7 @@ class Runtime:
         return self._redis
 
     async def stop(self) -> None:
-        if self._gauges is not None:
-            self._gauges.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._gauges
+        await cancel_and_wait(self._gauges)
         await self.directory.stop()
         await self.cache.stop()
         await self.budgets.stop()

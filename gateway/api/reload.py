@@ -26,6 +26,7 @@ from gateway.config.errors import ConfigError
 from gateway.config.loader import LoadedFile, file_digest, load_config_bytes
 from gateway.domain.settings import GatewayConfig
 from gateway.runtime import Runtime
+from gateway.tasks import cancel_and_wait
 
 log = logging.getLogger("gateway.reload")
 
@@ -89,14 +90,7 @@ class ConfigWatcher:
                 asyncio.get_running_loop().remove_signal_handler(signal.SIGHUP)
             self._on_sighup = False
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        for pending in list(self._signalled):
-            pending.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await pending
+        await cancel_and_wait(task, *self._signalled)
 
     def _hangup(self) -> None:
         task = asyncio.create_task(self._reload_settled("SIGHUP"), name="config-reload")

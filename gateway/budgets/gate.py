@@ -291,7 +291,8 @@ class DatabaseBudgets:
         if recovery.idle:
             return
         try:
-            await asyncio.wait_for(recovery.charge_all(), FINAL_CHARGE_SECONDS)
+            async with asyncio.timeout(FINAL_CHARGE_SECONDS):
+                await recovery.charge_all()
         except Exception as error:
             log.error(
                 "budget use of %d call(s) from an outage was never charged: %s",

@@ -22,6 +22,7 @@ from gateway.budgets.ledger import OutageLedger
 from gateway.budgets.store import BudgetStore, Hold, SettleUncertain
 from gateway.db.engine import describe_error
 from gateway.db.failures import is_connection_failure
+from gateway.tasks import wait_event
 
 log = logging.getLogger(__name__)
 
@@ -95,8 +96,7 @@ class OutageRecovery:
                     delay,
                     describe_error(error),
                 )
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._reachable.wait(), delay)
+                await wait_event(self._reachable, delay)
                 delay = min(delay * 2, self._max)
                 self.wake()
                 continue

@@ -10,7 +10,6 @@ batch of holds; a process that dies stops renewing, and the sweep cleans up.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
@@ -19,7 +18,7 @@ from datetime import datetime, timedelta
 from gateway.budgets.recovery import OutageRecovery
 from gateway.budgets.store import BudgetStore, Hold
 from gateway.db.engine import describe_error
-from gateway.tasks import Supervisor
+from gateway.tasks import Supervisor, cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -82,11 +81,7 @@ class Upkeep:
 
     async def stop(self) -> None:
         tasks, self._tasks = self._tasks, []
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(*tasks)
 
 
 async def _every(seconds: float, work: Callable[[], Awaitable[int]], what: str) -> None:

@@ -24,7 +24,7 @@ from gateway.domain.model import Configuration
 from gateway.domain.settings import CacheStoreSettings
 from gateway.hooks import CachedAnswer
 from gateway.inbound import InboundRequest
-from gateway.tasks import Supervisor
+from gateway.tasks import Supervisor, cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -113,10 +113,7 @@ class StoredResponseCache:
 
     async def stop(self) -> None:
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(task)
         with contextlib.suppress(Exception):
             await self.backend.close()
 

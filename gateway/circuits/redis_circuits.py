@@ -27,7 +27,6 @@ provider id -> the wall-clock time (epoch seconds) its circuit opened.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -37,7 +36,7 @@ from redis.asyncio import Redis
 from gateway.db.engine import describe_error
 from gateway.db.redis_values import SkippedValues, opening_within
 from gateway.routing.circuit import CircuitBreakers, CircuitState
-from gateway.tasks import Supervisor
+from gateway.tasks import Supervisor, cancel_and_wait, wait_event
 
 log = logging.getLogger(__name__)
 
@@ -129,10 +128,7 @@ class RedisCircuits:
 
     async def stop(self) -> None:
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(task)
 
     async def sync(self) -> None:
         """Write the waiting changes, then adopt what the hash says; never raises."""
@@ -224,8 +220,7 @@ class RedisCircuits:
     async def _loop(self) -> None:
         while True:
             wait = self._poll if self.shared else DOWN_POLL_SECONDS
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), wait)
+            await wait_event(self._wake, wait)
             self._wake.clear()
             await self.sync()
 

@@ -27,7 +27,7 @@ from gateway.domain.keys import hash_key
 from gateway.domain.settings import ApiKey, GatewayConfig, Team
 from gateway.governance.documents import StoredKey, effective, file_key, previous
 from gateway.governance.store import GovernanceStore
-from gateway.tasks import Supervisor
+from gateway.tasks import Supervisor, cancel_and_wait
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -234,11 +234,7 @@ class Directory:
 
     async def stop(self) -> None:
         self._stopping = True
-        for task in self._loops:
-            task.cancel()
-        for task in self._loops:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(*self._loops)
         self._loops.clear()
         await self.flush_used()
 

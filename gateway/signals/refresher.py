@@ -34,7 +34,7 @@ from gateway.domain.clock import utc_now
 from gateway.signals.health import read_health
 from gateway.signals.history import read_call_history
 from gateway.signals.quality import read_quality
-from gateway.tasks import Supervisor
+from gateway.tasks import Supervisor, cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -158,12 +158,8 @@ class SignalRefresher:
         ]
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        self._tasks = []
+        tasks, self._tasks = self._tasks, []
+        await cancel_and_wait(*tasks)
 
     async def refresh_now(self) -> None:
         """Read every signal from the database now, ignoring the store's readings."""

@@ -37,7 +37,7 @@ from collections.abc import Callable
 
 import msgspec
 
-from gateway.tasks import next_backoff
+from gateway.tasks import cancel_and_wait, next_backoff, wait_event
 from gateway.telemetry.records import TelemetryRecord, routing_detail
 from gateway.telemetry.supervision import (
     POISON_ENDINGS,
@@ -153,7 +153,8 @@ class ProcessWriter(QueueFront):
                 while self._settled < target:
                     heard = self._heard
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._settled_changed.wait(), patience)
+                        async with asyncio.timeout(patience):
+                            await self._settled_changed.wait()
                     if self._heard == heard and self._settled < target:
                         log.warning(
                             "telemetry: flush gave up after %.1f s without an answer from"
@@ -175,7 +176,8 @@ class ProcessWriter(QueueFront):
         self._wake.set()
         deadline = time.monotonic() + self._settings.stop_timeout
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(sender), self._settings.stop_timeout)
+            async with asyncio.timeout(self._settings.stop_timeout):
+                await asyncio.shield(sender)
         self._closing = True
         if not self._unacked and not self._queue:
             # Everything it was sent is committed: nothing to wait for (not even its start).
@@ -184,19 +186,14 @@ class ProcessWriter(QueueFront):
         owner = self._owner
         if owner is not None:
             try:
-                left = max(0.0, deadline - time.monotonic())
-                await asyncio.wait_for(asyncio.shield(owner), left)
+                async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
+                    await asyncio.shield(owner)
             except TimeoutError:
-                owner.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await owner
+                await cancel_and_wait(owner)
                 self._kill()
                 if self._process is not None:
                     await self._process.wait()
-        if not sender.done():
-            sender.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await sender
+        await cancel_and_wait(sender)
         lost = len(self._queue) + self._unacked_rows
         if lost:
             self._queue.clear()
@@ -217,8 +214,7 @@ class ProcessWriter(QueueFront):
                 continue
             if len(self._queue) < self._batch_size and not (self._stopping or self._urgent):
                 self._wake.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), self._settings.flush_interval)
+                await wait_event(self._wake, self._settings.flush_interval)
             count = min(self._batch_size, len(self._queue))
             batch = [self._queue.popleft() for _ in range(count)]
             key = self._keys.next()

@@ -15,7 +15,6 @@ after ``BATCH_KEY_DAYS``: a batch is only ever sent again within minutes.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
@@ -37,7 +36,7 @@ from gateway.db.rollup_tables import (
 )
 from gateway.db.tables import telemetry, telemetry_batches
 from gateway.domain.clock import utc_now
-from gateway.tasks import Supervisor
+from gateway.tasks import Supervisor, cancel_and_wait
 from gateway.telemetry.rollup import hour_of
 from gateway.telemetry.rollup_levels import day_of
 
@@ -82,12 +81,8 @@ class Retention:
             self._task = self._tasks.spawn("telemetry-purge", self._loop)
 
     async def stop(self) -> None:
-        if self._task is None:
-            return
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
-        self._task = None
+        task, self._task = self._task, None
+        await cancel_and_wait(task)
 
     async def purge_now(self) -> int:
         """Delete rows past retention once; returns how many went."""

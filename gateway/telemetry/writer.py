@@ -15,7 +15,6 @@ Retention (deleting old rows) is :class:`gateway.telemetry.retention.Retention`'
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import logging
 import uuid
@@ -24,7 +23,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gateway.tasks import Supervisor
+from gateway.tasks import Supervisor, cancel_and_wait, wait_event
 from gateway.telemetry.batches import MAX_PIECE, BatchWriter, Entry, RetryPolicy, pieces
 from gateway.telemetry.records import TelemetryRecord
 
@@ -145,11 +144,10 @@ class TelemetryWriter(QueueFront):
         self._stopping = True
         self._wake.set()
         try:
-            await asyncio.wait_for(asyncio.shield(self._task), self._stop_timeout)
+            async with asyncio.timeout(self._stop_timeout):
+                await asyncio.shield(self._task)
         except TimeoutError:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait(self._task)
             lost = len(self._queue) + self._in_flight
             self._queue.clear()
             await self._settle(lost, written=False)
@@ -182,8 +180,7 @@ class TelemetryWriter(QueueFront):
                 # Clear first: a wake-up left from while the last batch was being written
                 # must not cut this wait short (that wrote one row per commit under load).
                 self._wake.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), self._flush_interval)
+                await wait_event(self._wake, self._flush_interval)
             await self._write(self._take_batch())
 
     def _take_batch(self) -> list[TelemetryRecord]:

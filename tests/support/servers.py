@@ -7,7 +7,9 @@ ordinary blocking clients (the official ``openai`` SDK) as a user would.
 from __future__ import annotations
 
 import asyncio
+import io
 import socket
+import sys
 import threading
 import time
 from collections.abc import Coroutine
@@ -31,6 +33,15 @@ def loopback_socket() -> socket.socket:
     sock.listen(512)
     sock.setblocking(False)
     return sock
+
+
+def _pending_tasks(loop: asyncio.AbstractEventLoop) -> str:
+    """Each task still pending on ``loop``, with where it waits."""
+    out = io.StringIO()
+    for task in asyncio.all_tasks(loop):
+        out.write(f"pending at stop: {task!r}\n")
+        task.print_stack(limit=8, file=out)
+    return out.getvalue()
 
 
 class LoopThread:
@@ -88,7 +99,11 @@ class UvicornServer:
     def stop(self) -> None:
         self.server.should_exit = True
         try:
-            self._serving.result(timeout=STOP_TIMEOUT)
+            try:
+                self._serving.result(timeout=STOP_TIMEOUT)
+            except TimeoutError:
+                sys.stderr.write(_pending_tasks(self.thread.loop))  # what held the stop
+                raise
         finally:
             self.thread.close()
             self._sock.close()
