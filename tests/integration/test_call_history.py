@@ -50,6 +50,11 @@ def _a_slow_and_dear_per_call(upstream: FakeUpstream) -> None:
 
 
 def _traffic(gateway: RunningGateway, calls: int, *, stream: bool = False) -> None:
+    """``calls`` calls to each model, returning once every one of their rows is written: a
+    stream's row is recorded as its relay ends, which can be after the client has read
+    the last event, so a history read at once could miss the last one (and disagree with
+    the rows read after it)."""
+    before = len(gateway.rows())
     client = gateway.client()
     for _ in range(calls):
         for configuration in ("only-a", "only-b"):
@@ -61,6 +66,7 @@ def _traffic(gateway: RunningGateway, calls: int, *, stream: bool = False) -> No
                 )
             else:
                 client.chat.completions.create(model=configuration, messages=MESSAGES)
+    assert len(gateway.rows(expect=before + 2 * calls)) == before + 2 * calls
 
 
 def _expected_scores(
