@@ -341,6 +341,9 @@ class Runtime:
         await self.cache.start()
         await self.directory.start()
         if multiprocess():
+            # Written once now, then every second: the other workers' scrapes see this
+            # worker's startup reads (signals) from its first answer on, not a second later.
+            self.refresh_gauges(self.metrics)
             self._gauges = self.tasks.spawn("metrics-gauges", self._refresh_gauges)
 
     @property
